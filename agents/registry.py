@@ -1,0 +1,54 @@
+"""Agents are created by versioned id from one registry: ``agents.make("sequence_v0/random-v0")``.
+
+An id is ``<game>/<kind>-v<version>``. A new behaviour gets a new version; an id, once shipped,
+keeps meaning the same player.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from agents.base import Agent
+
+_ID = re.compile(r"^(?P<game>[a-z0-9_]+_v\d+)/(?P<kind>[a-z0-9_.-]+)-v(?P<version>\d+)$")
+_REGISTRY: dict[str, Callable[..., Agent]] = {}
+_DESCRIPTIONS: dict[str, str] = {}
+
+
+def register(agent_id: str, factory: Callable[..., Agent], description: str = "") -> None:
+    """Register ``factory(game_name, seed=...) -> Agent`` under ``agent_id``."""
+    match = _ID.match(agent_id)
+    if not match:
+        raise ValueError(
+            f"agent id {agent_id!r} is malformed; ids look like 'sequence_v0/heuristic-v1' "
+            "(<game>/<kind>-v<version>)"
+        )
+    if agent_id in _REGISTRY and _REGISTRY[agent_id] is not factory:
+        raise ValueError(f"agent id {agent_id!r} is already registered")
+    _REGISTRY[agent_id] = factory
+    _DESCRIPTIONS[agent_id] = description
+
+
+def make(agent_id: str, seed: int | None = None, **kwargs: Any) -> Agent:
+    """Create the agent registered as ``agent_id``, seeded with ``seed``."""
+    if agent_id not in _REGISTRY:
+        match = _ID.match(agent_id)
+        game = match.group("game") if match else agent_id.split("/")[0]
+        known = available(game) if match else sorted(_REGISTRY)
+        raise ValueError(f"no agent registered as {agent_id!r}; available: {known}")
+    game = _ID.match(agent_id).group("game")
+    agent = _REGISTRY[agent_id](game, seed=seed, **kwargs)
+    agent.agent_id = agent_id
+    return agent
+
+
+def available(game_name: str | None = None) -> list[str]:
+    """Every registered id, or only those of ``game_name`` (e.g. ``"sequence_v0"``)."""
+    if game_name is None:
+        return sorted(_REGISTRY)
+    return sorted(a for a in _REGISTRY if a.split("/", 1)[0] == game_name)
+
+
+def describe(agent_id: str) -> str:
+    return _DESCRIPTIONS.get(agent_id, "")

@@ -1,0 +1,77 @@
+"""tabletop-rl environments: four tabletop games as PettingZoo AEC environments.
+
+>>> import envs
+>>> env = envs.make("sequence_v0", num_teams=3)          # the wrapped env, like sequence_v0.env()
+>>> env = envs.sequence_v0.env()                         # the same, PettingZoo style
+>>> import pettingzoo; env = pettingzoo.make("aec", "tabletop/sequence-v0")
+
+``envs.NAMES`` lists every game by module name. Importing this package registers each game with
+PettingZoo's registry as ``tabletop/<game>-v0`` (entry point: the module's ``env``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import Any
+
+ALL_NAMES: tuple[str, ...] = ("sequence_v0", "pans_trial_v0", "dojo_v0", "wizard_arena_v0")
+
+NAMES: tuple[str, ...] = tuple(
+    n for n in ALL_NAMES if importlib.util.find_spec(f"envs.{n}") is not None
+)
+"""Every game, by module name (``envs.<name>`` has ``env``, ``raw_env``, ``Game``, ``CONFIGS``)."""
+
+
+def _module(name: str):
+    if name not in NAMES:
+        raise ValueError(f"unknown game {name!r}; available games: {list(NAMES)}")
+    return importlib.import_module(f"envs.{name}")
+
+
+def make(name: str, raw: bool = False, **config: Any):
+    """Create game ``name``'s environment: ``env(**config)``, or ``raw_env(**config)`` if raw."""
+    module = _module(name)
+    return module.raw_env(**config) if raw else module.env(**config)
+
+
+def game_class(name: str):
+    """The engine's :class:`~envs.core.game.Game` subclass for ``name``."""
+    return _module(name).Game
+
+
+def make_game(name: str, **config: Any):
+    """A configured engine (no environment), e.g. for search agents and tools."""
+    return game_class(name)(**config)
+
+
+def registry_id(name: str) -> str:
+    """PettingZoo registry id of a game: ``sequence_v0`` -> ``tabletop/sequence-v0``."""
+    base, version = name.rsplit("_v", 1)
+    return f"tabletop/{base}-v{version}"
+
+
+def _register_all() -> None:
+    import warnings
+
+    import pettingzoo
+
+    for name in NAMES:
+        env_id = registry_id(name)
+        if env_id in pettingzoo.aec_registry:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pettingzoo.register("aec", env_id, entry_point=f"envs.{name}:env")
+
+
+def __getattr__(attr: str):
+    # ``envs.sequence_v0`` works without importing every game up front.
+    if attr in NAMES:
+        return importlib.import_module(f"envs.{attr}")
+    raise AttributeError(f"module 'envs' has no attribute {attr!r}")
+
+
+_register_all()
+
+__all__ = ["NAMES", "game_class", "make", "make_game", "registry_id", *NAMES]

@@ -1,0 +1,17 @@
+"""The shared engine contract and the generic PettingZoo environment."""
+
+from envs.core.errors import ConfigError, IllegalActionError, StateError
+from envs.core.game import TERMINAL, Game, State
+from envs.core.rng import make_rng, rng_from_json, rng_to_json
+
+__all__ = [
+    "TERMINAL",
+    "ConfigError",
+    "Game",
+    "IllegalActionError",
+    "State",
+    "StateError",
+    "make_rng",
+    "rng_from_json",
+    "rng_to_json",
+]

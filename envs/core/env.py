@@ -1,0 +1,277 @@
+"""The one PettingZoo AEC environment, written once, that drives every game.
+
+A game module (``envs/sequence_v0.py`` and its siblings) only calls :func:`make_env_factories`
+with its :class:`~envs.core.game.Game` subclass and gets back PettingZoo-style ``env`` and
+``raw_env`` factories.
+
+Behaviour shared by every game
+------------------------------
+* Agents are ``player_0 … player_{n-1}``; ``agent_selection`` is whichever seat the engine says
+  must act, so a seat deciding out of turn (a defender, a simultaneous choice) simply comes next.
+* Observations are ``{"observation": ndarray, "action_mask": int8 ndarray}``; the mask is all
+  zeros for a seat that is not to act and once the game is over. Every agent has identical spaces.
+* Rewards are zero until the game ends; then every seat receives the engine's return, whoever
+  made the last move. ``max_cycles`` truncates the episode after ``max_cycles × num_agents``
+  actions in total; truncated seats receive ``State.truncation_returns()`` (zeros for most games).
+* ``raw_env`` is strict: an illegal action raises :class:`~envs.core.errors.IllegalActionError`.
+  ``env()`` behaves like PettingZoo's standard wrapping (``TerminateIllegalWrapper(-1)``,
+  ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``), implemented natively for speed apart
+  from the order-enforcing layer: an illegal move ends the game with −1 for the offender and 0 for
+  everyone else, and ``infos[agent]["illegal_action"]`` says what happened.
+* ``reset(seed=s)`` is reproducible; ``unwrapped.save_state()`` returns a JSON-compatible dict and
+  ``reset(options={"state": saved})`` continues from it exactly. Other option keys are ignored.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from envs.core.errors import ConfigError, IllegalActionError, StateError
+from envs.core.game import Game, State
+
+RENDER_MODES = ("human", "ansi", "rgb_array")
+ILLEGAL_MODES = ("raise", "penalize")
+
+
+class TabletopEnv(AECEnv):
+    """Generic AEC environment over any :class:`Game`. Use a game's ``raw_env``/``env``."""
+
+    game_cls: type[Game]
+    metadata: dict[str, Any] = {
+        "render_modes": list(RENDER_MODES),
+        "name": "tabletop",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        max_cycles: int | None = None,
+        illegal_action: str = "raise",
+        **config: Any,
+    ) -> None:
+        super().__init__()
+        self.game: Game = self.game_cls(**config)
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ConfigError(
+                f"{self.game.name}: render_mode={render_mode!r} is not allowed; "
+                f"use None or one of {list(RENDER_MODES)}"
+            )
+        if max_cycles is None:
+            max_cycles = self.game_cls.default_max_cycles
+        if isinstance(max_cycles, bool) or not isinstance(max_cycles, (int, np.integer)) or max_cycles < 1:
+            raise ConfigError(
+                f"{self.game.name}: max_cycles={max_cycles!r} is not allowed; it must be an integer >= 1"
+            )
+        if illegal_action not in ILLEGAL_MODES:
+            raise ConfigError(
+                f"{self.game.name}: illegal_action={illegal_action!r} is not allowed; "
+                f"use one of {list(ILLEGAL_MODES)}"
+            )
+        self.render_mode = render_mode
+        self.max_cycles = int(max_cycles)
+        self.illegal_action = illegal_action
+        game = self.game
+        n = game.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
+        self._max_steps = self.max_cycles * n
+        obs_box = spaces.Box(
+            low=game.observation_low,
+            high=game.observation_high,
+            shape=tuple(game.observation_shape),
+            dtype=game.observation_dtype,
+        )
+        mask_box = spaces.Box(low=0, high=1, shape=(game.num_actions,), dtype=np.int8)
+        self.observation_spaces = {
+            a: spaces.Dict({"observation": obs_box, "action_mask": mask_box}) for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.possible_agents}
+        self._zero_mask = np.zeros(game.num_actions, dtype=np.int8)
+        self.state_obj: State | None = None
+        self._steps = 0
+
+    # ------------------------------------------------------------------------------------------
+    # PettingZoo API
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        saved = options.get("state") if isinstance(options, dict) else None
+        if saved is not None:
+            self._restore(saved)
+        else:
+            self.state_obj = self.game.new_initial_state(seed)
+            self._steps = 0
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._skip_agent_selection = None
+        self._rewards_dirty = False
+        state = self.state_obj
+        if state.is_terminal():
+            self._finish(state.returns(), truncated=False)
+        elif self._steps >= self._max_steps:
+            self._finish(state.truncation_returns(), truncated=True)
+        else:
+            self.agent_selection = self.possible_agents[state.current_player()]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        state = self.state_obj
+        index = self._agent_index[agent]
+        if agent == self.agent_selection and not state.is_terminal() and not self.truncations.get(agent, False) \
+                and not self.terminations.get(agent, False):
+            mask = state.legal_mask()
+        else:
+            mask = self._zero_mask
+        return {"observation": self.game.observe(state, index), "action_mask": mask.copy()}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        state = self.state_obj
+        num_actions = self.game.num_actions
+        if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            try:
+                action = int(action)  # numpy 0-d arrays and the like
+            except (TypeError, ValueError):
+                raise IllegalActionError(
+                    f"{self.game.name}: {agent} must act with an integer in [0, {num_actions}), got {action!r}"
+                ) from None
+        if not 0 <= action < num_actions:
+            # AssertOutOfBoundsWrapper semantics: out of the space is a programming error.
+            raise IllegalActionError(
+                f"{self.game.name}: action {action!r} from {agent} is outside Discrete({num_actions})"
+            )
+        if not state.legal_mask()[action]:
+            if self.illegal_action == "raise":
+                raise state._illegal(int(action))
+            self._penalize(agent, int(action))
+            return
+        if self._rewards_dirty:
+            self._clear_rewards()
+            self._rewards_dirty = False
+        self._cumulative_rewards[agent] = 0.0
+        state.apply_action(int(action))
+        self._steps += 1
+        if state.is_terminal():
+            self._finish(state.returns(), truncated=False)
+        elif self._steps >= self._max_steps:
+            self._finish(state.truncation_returns(), truncated=True)
+        else:
+            self.agent_selection = self.possible_agents[state.current_player()]
+
+    def render(self) -> Any:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if self.state_obj is None:
+            raise RuntimeError("render() called before reset()")
+        if self.render_mode == "rgb_array":
+            return self.game.render_rgb(self.state_obj)
+        text = self.game.render_text(self.state_obj)
+        if self.render_mode == "human":
+            print(text, file=sys.stdout)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # ------------------------------------------------------------------------------------------
+    # Extras shared by all games
+    def player_view(self, agent: str) -> dict[str, Any]:
+        """JSON-compatible dict of everything ``agent`` may know (the agents' ``view`` argument)."""
+        return self.state_obj.player_view(self._agent_index[agent])
+
+    def save_state(self) -> dict[str, Any]:
+        """JSON-compatible save of the game and the episode counters; see ``reset(options=...)``."""
+        data = self.game.save(self.state_obj)
+        data["env"] = {"steps": self._steps, "max_cycles": self.max_cycles}
+        return data
+
+    def action_to_string(self, action: int) -> str:
+        return self.game.action_to_string(int(action))
+
+    @property
+    def game_state(self) -> State:
+        """The engine state (the full, all-knowing state: never hand it to an agent)."""
+        return self.state_obj
+
+    # ------------------------------------------------------------------------------------------
+    def _restore(self, saved: Any) -> None:
+        state = self.game.load(saved)
+        env_part = saved.get("env", {"steps": 0})
+        if not isinstance(env_part, dict):
+            raise StateError(f"saved state's 'env' part must be a dict, got {env_part!r}")
+        steps = env_part.get("steps", 0)
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+            raise StateError(f"saved state's env.steps must be an integer >= 0, got {steps!r}")
+        self.state_obj = state
+        self._steps = steps
+
+    def _finish(self, returns: list[float], truncated: bool) -> None:
+        for i, a in enumerate(self.possible_agents):
+            if a in self.rewards:
+                self.rewards[a] = float(returns[i])
+        flags = self.truncations if truncated else self.terminations
+        for a in self.agents:
+            flags[a] = True
+        self._accumulate_rewards()
+        self._rewards_dirty = True
+        # Hand the turn to the first finished agent (PettingZoo's dead-step order).
+        self._deads_step_first()
+
+    def _penalize(self, agent: str, action: int) -> None:
+        state = self.state_obj
+        self.infos[agent] = dict(
+            self.infos[agent],
+            illegal_action=f"{action} ({self.game.action_to_string(action)}) in phase {state.phase!r}",
+        )
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = {a: 0.0 for a in self.agents}
+        self.rewards[agent] = -1.0
+        for a in self.agents:
+            self.terminations[a] = True
+            self.truncations[a] = True
+        self._accumulate_rewards()
+        self._rewards_dirty = True
+        self._deads_step_first()
+
+
+def make_env_factories(game_cls: type[Game]) -> tuple[Callable[..., AECEnv], type[TabletopEnv]]:
+    """Build the PettingZoo-style ``(env, raw_env)`` pair for a game class.
+
+    ``raw_env(**config)`` is the strict environment class; ``env(**config)`` is the standard
+    wrapped environment (illegal moves penalised with −1, order of calls enforced).
+    """
+    metadata = dict(TabletopEnv.metadata, name=game_cls.name)
+    raw_env = type("raw_env", (TabletopEnv,), {"game_cls": game_cls, "metadata": metadata})
+    raw_env.__qualname__ = f"{game_cls.name}.raw_env"
+    raw_env.__module__ = f"envs.{game_cls.name}"
+
+    def env(**config: Any) -> AECEnv:
+        if "illegal_action" in config:
+            raise ConfigError("env() always penalises illegal actions; use raw_env() to choose")
+        inner = raw_env(illegal_action="penalize", **config)
+        return wrappers.OrderEnforcingWrapper(inner)
+
+    env.__doc__ = f"The standard wrapped {game_cls.name} environment (see the module docstring)."
+    return env, raw_env

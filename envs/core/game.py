@@ -1,0 +1,294 @@
+"""The engine contract every game implements.
+
+Two classes, in the spirit of OpenSpiel's python games:
+
+* :class:`Game` holds a validated configuration and the facts that follow from it (number of
+  players and actions, observation shape, reward bounds). It builds states, decodes saved states,
+  encodes observations and renders. A game instance is immutable and shared by all its states.
+* :class:`State` is one position. It knows whose turn it is, which actions are legal (a fixed-length
+  ``int8`` mask), applies actions (raising :class:`~envs.core.errors.IllegalActionError` for
+  anything the rules forbid), tells when the game is over and what each player earned, describes
+  what one seat may know (``player_view``), clones itself and saves to a JSON-compatible dict that
+  includes its RNG.
+
+The generic PettingZoo environment in :mod:`envs.core.env` drives any pair of subclasses; so do the
+agents, the evaluation harness, the tests and the benchmarks. Nothing in this module knows any
+particular game.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import random
+from typing import Any, ClassVar
+
+import numpy as np
+
+from envs.core.errors import ConfigError, IllegalActionError, StateError
+
+TERMINAL = -1
+"""``State.current_player()`` once the game is over."""
+
+SAVE_FORMAT = "tabletop-rl/state"
+
+
+class Game(abc.ABC):
+    """Static facts and factories for one configured game.
+
+    Subclasses declare the class attributes below, implement :meth:`_validate_config` to turn the
+    user's keywords into a complete, JSON-compatible ``config`` dict (raising
+    :class:`ConfigError` with the allowed values on anything wrong), and set the instance facts
+    ``num_players``, ``num_actions`` and ``observation_shape`` in ``__init__``.
+    """
+
+    #: Module name of the environment, e.g. ``"sequence_v0"``.
+    name: ClassVar[str]
+    #: Bumped whenever rules, actions or observations change incompatibly.
+    version: ClassVar[int] = 0
+    #: Bounds of any single player's return.
+    reward_range: ClassVar[tuple[float, float]] = (-1.0, 1.0)
+    #: Truncation cap in cycles (one cycle = one action per agent) when the user gives none.
+    default_max_cycles: ClassVar[int] = 1000
+    observation_low: ClassVar[float] = 0.0
+    observation_high: ClassVar[float] = 1.0
+    observation_dtype: ClassVar[type] = np.float32
+
+    num_players: int
+    num_actions: int
+    observation_shape: tuple[int, ...]
+
+    def __init__(self, **config: Any) -> None:
+        self.config: dict[str, Any] = self._validate_config(dict(config))
+
+    # ----------------------------------------------------------------------------------------
+    # To implement
+    @abc.abstractmethod
+    def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        """Return the complete config (defaults filled in); raise ConfigError on a bad keyword."""
+
+    @abc.abstractmethod
+    def new_initial_state(self, seed: int | None = None) -> State:
+        """A fresh game whose every random draw comes from ``seed``."""
+
+    @abc.abstractmethod
+    def state_from_dict(self, data: dict[str, Any]) -> State:
+        """Rebuild a state from the ``"state"`` part of a save; may raise KeyError/TypeError."""
+
+    @abc.abstractmethod
+    def state_from_view(self, view: dict[str, Any], rng: random.Random) -> State:
+        """A full state consistent with one seat's ``player_view``; hidden parts drawn from rng."""
+
+    @abc.abstractmethod
+    def observe(self, state: State, player: int) -> np.ndarray:
+        """The observation tensor of ``player`` (only what that seat may know)."""
+
+    @abc.abstractmethod
+    def action_to_string(self, action: int) -> str:
+        """A short, stable, human-readable name for an action id."""
+
+    def render_text(self, state: State) -> str:
+        """A text picture of the state (used by the ``ansi`` and ``human`` render modes)."""
+        return json.dumps(state.to_dict(), sort_keys=True)
+
+    def render_rgb(self, state: State) -> np.ndarray:
+        """An ``(H, W, 3)`` uint8 image of the state. Default: the text drawn with Pillow."""
+        from envs.core.render import text_to_image
+
+        return text_to_image(self.render_text(state))
+
+    # ----------------------------------------------------------------------------------------
+    # Provided
+    @property
+    def observation_space_shape(self) -> tuple[int, ...]:
+        return tuple(self.observation_shape)
+
+    def string_to_action(self, text: str) -> int:
+        """Inverse of :meth:`action_to_string`; raises ValueError naming a few valid spellings."""
+        table = getattr(self, "_name_to_action", None)
+        if table is None:
+            table = {self.action_to_string(a): a for a in range(self.num_actions)}
+            self._name_to_action = table
+        try:
+            return table[text]
+        except KeyError:
+            examples = ", ".join(list(table)[:5])
+            raise ValueError(
+                f"{self.name}: no action is named {text!r}; names look like: {examples}, ..."
+            ) from None
+
+    def save(self, state: State) -> dict[str, Any]:
+        """A JSON-compatible dict holding everything needed to continue ``state`` exactly."""
+        return {
+            "format": SAVE_FORMAT,
+            "game": self.name,
+            "version": self.version,
+            "config": dict(self.config),
+            "state": state.to_dict(),
+        }
+
+    def load(self, data: Any) -> State:
+        """Inverse of :meth:`save`. Raises :class:`StateError` that says what is wrong."""
+        if not isinstance(data, dict):
+            raise StateError(f"a saved state must be a dict, got {type(data).__name__}")
+        missing = [k for k in ("format", "game", "version", "config", "state") if k not in data]
+        if missing:
+            raise StateError(f"saved state is missing the keys {missing}")
+        if data["format"] != SAVE_FORMAT:
+            raise StateError(f"saved state has format {data['format']!r}, expected {SAVE_FORMAT!r}")
+        if data["game"] != self.name:
+            raise StateError(
+                f"saved state belongs to game {data['game']!r}, but this is {self.name!r}"
+            )
+        if data["version"] != self.version:
+            raise StateError(
+                f"saved state is version {data['version']!r} of {self.name}; "
+                f"this engine reads version {self.version}"
+            )
+        if data["config"] != self.config:
+            diff = sorted(
+                k
+                for k in set(data["config"]) | set(self.config)
+                if data["config"].get(k) != self.config.get(k)
+            )
+            raise StateError(
+                f"saved state was made with a different config (keys differing: {diff}); "
+                f"saved {data['config']!r}, this game has {self.config!r}"
+            )
+        try:
+            state = self.state_from_dict(data["state"])
+        except StateError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise StateError(
+                f"corrupt saved state for {self.name}: {type(exc).__name__}: {exc}"
+            ) from exc
+        problems = state.check_invariants()
+        if problems:
+            raise StateError(f"saved state for {self.name} is inconsistent: {'; '.join(problems)}")
+        return state
+
+    def config_error(self, key: str, value: Any, allowed: str) -> ConfigError:
+        """Helper: a ConfigError saying what was wrong and what is allowed."""
+        return ConfigError(f"{self.name}: {key}={value!r} is not allowed; {key} must be {allowed}")
+
+    def reject_unknown(self, config: dict[str, Any], known: set[str] | list[str]) -> None:
+        unknown = sorted(set(config) - set(known))
+        if unknown:
+            raise ConfigError(
+                f"{self.name}: unknown config keyword(s) {unknown}; known keywords: {sorted(known)}"
+            )
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.config.items())
+        return f"{type(self).__name__}({args})"
+
+
+class State(abc.ABC):
+    """One position of a game. Subclasses implement the abstract methods below.
+
+    The base class caches the legal-action mask between moves, validates actions before handing
+    them to :meth:`_apply`, and formats illegal-action errors the same way for every game.
+    """
+
+    __slots__ = ("game", "_mask")
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self._mask: np.ndarray | None = None
+
+    # ----------------------------------------------------------------------------------------
+    # To implement
+    @abc.abstractmethod
+    def current_player(self) -> int:
+        """The seat that must act now (possibly out of turn), or ``TERMINAL``."""
+
+    @abc.abstractmethod
+    def _legal_mask(self) -> np.ndarray:
+        """int8 array of length ``game.num_actions``; all zeros once terminal."""
+
+    @abc.abstractmethod
+    def _apply(self, action: int) -> None:
+        """Apply an action already known to be legal."""
+
+    @abc.abstractmethod
+    def is_terminal(self) -> bool: ...
+
+    @abc.abstractmethod
+    def returns(self) -> list[float]:
+        """Per-player returns; meaningful once terminal (zeros before)."""
+
+    @property
+    @abc.abstractmethod
+    def phase(self) -> str:
+        """Name of the current phase or sub-phase, used in messages and observations."""
+
+    @abc.abstractmethod
+    def player_view(self, player: int) -> dict[str, Any]:
+        """A JSON-compatible dict of everything ``player`` may know, and nothing more."""
+
+    @abc.abstractmethod
+    def clone(self) -> State: ...
+
+    @abc.abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-compatible dict of the whole state, RNG included."""
+
+    # ----------------------------------------------------------------------------------------
+    # Optional hooks
+    def truncation_returns(self) -> list[float]:
+        """Returns handed out when the episode is cut by the cycle cap (default: zeros)."""
+        return [0.0] * self.game.num_players
+
+    def check_invariants(self) -> list[str]:
+        """Descriptions of every broken invariant (cards conserved, counts consistent, ...)."""
+        return []
+
+    # ----------------------------------------------------------------------------------------
+    # Provided
+    def legal_mask(self) -> np.ndarray:
+        mask = self._mask
+        if mask is None:
+            mask = self._mask = self._legal_mask()
+        return mask
+
+    def legal_actions(self) -> list[int]:
+        return np.flatnonzero(self.legal_mask()).tolist()
+
+    def apply_action(self, action: int) -> None:
+        """Apply ``action`` for the current player, or raise IllegalActionError explaining why not."""
+        mask = self.legal_mask()
+        try:
+            ok = 0 <= action < len(mask) and bool(mask[action])
+        except TypeError:
+            raise IllegalActionError(
+                f"{self.game.name}: action must be an integer in [0, {len(mask)}), got {action!r}"
+            ) from None
+        if not ok:
+            raise self._illegal(action)
+        self._mask = None
+        self._apply(int(action))
+
+    def _illegal(self, action: Any) -> IllegalActionError:
+        game = self.game
+        if self.is_terminal():
+            return IllegalActionError(
+                f"{game.name}: action {action!r} was given but the game is over (phase {self.phase!r})"
+            )
+        if not (isinstance(action, (int, np.integer)) and 0 <= action < game.num_actions):
+            return IllegalActionError(
+                f"{game.name}: action {action!r} is outside the action space [0, {game.num_actions})"
+            )
+        legal = self.legal_actions()
+        shown = ", ".join(f"{a} ({game.action_to_string(a)})" for a in legal[:12])
+        more = f" and {len(legal) - 12} more" if len(legal) > 12 else ""
+        return IllegalActionError(
+            f"{game.name}: action {int(action)} ({game.action_to_string(int(action))}) is illegal "
+            f"for player {self.current_player()} in phase {self.phase!r}; legal actions: {shown}{more}"
+        )
+
+    def observation(self, player: int) -> np.ndarray:
+        return self.game.observe(self, player)
+
+    def __str__(self) -> str:
+        return self.game.render_text(self)

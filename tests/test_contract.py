@@ -1,0 +1,304 @@
+"""Generic tests every game must pass, for every configuration family it declares in ``CONFIGS``.
+
+Covers: declared game facts, PettingZoo's own ``api_test`` and ``seed_test``, random-play fuzz with
+the engine's invariants checked after every action, illegal actions, save/restore, hidden
+information, ``env()``'s illegal-move penalty, bad configs, corrupt saves, rendering, the
+PettingZoo registry and the import direction of rules modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import importlib
+import json
+import pathlib
+import random
+import warnings
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, seed_test
+
+import agents
+import envs
+from envs.core import ConfigError, IllegalActionError, StateError
+from envs.core.testing import (
+    check_hidden_information,
+    check_illegal_actions_raise,
+    check_save_restore,
+    check_state,
+    random_playout,
+)
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+CASES = [
+    pytest.param(name, family, config, id=f"{name}-{family}")
+    for name in envs.NAMES
+    for family, config in importlib.import_module(f"envs.{name}").CONFIGS.items()
+]
+GAMES = [pytest.param(name, id=name) for name in envs.NAMES]
+
+
+def module(name):
+    return importlib.import_module(f"envs.{name}")
+
+
+def states_along_a_game(game, seed, every=7, limit=400):
+    """Snapshots (clones) of a random game every few actions, terminal state included."""
+    rng = random.Random(seed)
+    state = game.new_initial_state(seed)
+    snaps = [state.clone()]
+    n = 0
+    while not state.is_terminal() and n < limit:
+        legal = state.legal_actions()
+        state.apply_action(legal[rng.randrange(len(legal))])
+        n += 1
+        if n % every == 0:
+            snaps.append(state.clone())
+    snaps.append(state.clone())
+    return snaps
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_declared_facts(name):
+    mod = module(name)
+    game_cls = mod.Game
+    assert game_cls.name == name
+    assert mod.raw_env.metadata["name"] == name
+    assert mod.raw_env.metadata["is_parallelizable"] is False
+    assert set(mod.raw_env.metadata["render_modes"]) == {"human", "ansi", "rgb_array"}
+    lo, hi = game_cls.reward_range
+    assert lo < hi
+    assert mod.CONFIGS, "each game declares at least one configuration family"
+    assert mod.__doc__ and "Action" in mod.__doc__ and "Observation" in mod.__doc__
+    rules_md = ROOT / "envs" / name.rsplit("_v", 1)[0] / "RULES.md"
+    text = rules_md.read_text()
+    assert "## Interpretations" in text
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_spaces_identical_and_action_names_unique(name, family, config):
+    env = envs.make(name, raw=True, **config)
+    game = env.game
+    spaces_ = {a: env.observation_space(a) for a in env.possible_agents}
+    first = spaces_[env.possible_agents[0]]
+    assert all(s == first for s in spaces_.values())
+    assert all(env.action_space(a).n == game.num_actions for a in env.possible_agents)
+    names = [game.action_to_string(a) for a in range(game.num_actions)]
+    assert len(set(names)) == len(names), "action names must be unique"
+    assert all(game.string_to_action(names[a]) == a for a in range(0, game.num_actions, 7))
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_pettingzoo_api(name, family, config):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(envs.make(name, **config), num_cycles=300)
+        api_test(envs.make(name, raw=True, **config), num_cycles=300)
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_pettingzoo_seed(name, family, config):
+    mod = module(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seed_test(lambda **kw: mod.env(**config, **kw), num_cycles=300)
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_registry_make(name, family, config):
+    import pettingzoo
+
+    env = pettingzoo.make("aec", envs.registry_id(name), **config)
+    env.reset(seed=1)
+    assert env.unwrapped.game.name == name
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_fuzz_invariants(name, family, config):
+    mod = module(name)
+    game = mod.Game(**config)
+    games = getattr(mod, "FUZZ_GAMES", 40)
+    max_actions = getattr(mod, "FUZZ_MAX_ACTIONS", 3000)
+    finished = 0
+    for seed in range(games):
+        state, n = random_playout(game, seed=1000 + seed, max_actions=max_actions)
+        finished += state.is_terminal()
+    assert finished > 0 or getattr(mod, "FUZZ_MAY_NOT_FINISH", False), "no random game finished"
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_illegal_actions_raise(name, family, config):
+    game = module(name).Game(**config)
+    for state in states_along_a_game(game, seed=3, every=11)[:12]:
+        check_illegal_actions_raise(state)
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_save_restore_continues_identically(name, family, config):
+    game = module(name).Game(**config)
+    for state in states_along_a_game(game, seed=5, every=13)[:10]:
+        check_save_restore(state, continuation_seed=9, steps=60)
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_hidden_information_does_not_leak(name, family, config):
+    game = module(name).Game(**config)
+    rng = random.Random(0)
+    for state in states_along_a_game(game, seed=7, every=9)[:15]:
+        check_hidden_information(state, rng)
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_env_save_state_and_reset_from_it(name, family, config):
+    env = envs.make(name, raw=True, **config)
+    env.reset(seed=11)
+    rng = random.Random(2)
+    for _ in range(15):
+        if not env.agents or env.terminations[env.agent_selection]:
+            break
+        legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+        env.step(int(legal[rng.randrange(len(legal))]))
+    saved = json.loads(json.dumps(env.unwrapped.save_state()))
+    other = envs.make(name, raw=True, **config)
+    other.reset(options={"state": saved})
+    assert other.agent_selection == env.agent_selection
+    for _ in range(40):
+        if not env.agents:
+            break
+        a = env.agent_selection
+        assert other.agent_selection == a
+        o1, o2 = env.observe(a), other.observe(a)
+        assert np.array_equal(o1["observation"], o2["observation"])
+        assert np.array_equal(o1["action_mask"], o2["action_mask"])
+        if env.terminations[a] or env.truncations[a]:
+            assert env._cumulative_rewards[a] == other._cumulative_rewards[a]
+            env.step(None)
+            other.step(None)
+            continue
+        legal = np.flatnonzero(o1["action_mask"])
+        act = int(legal[rng.randrange(len(legal))])
+        env.step(act)
+        other.step(act)
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_corrupt_or_mismatched_state_is_rejected(name, family, config):
+    game = module(name).Game(**config)
+    saved = game.save(game.new_initial_state(4))
+    with pytest.raises(StateError, match="missing"):
+        game.load({k: v for k, v in saved.items() if k != "state"})
+    wrong_game = dict(saved, game="not_a_game_v0")
+    with pytest.raises(StateError, match="belongs to game"):
+        game.load(wrong_game)
+    other_config = dict(saved, config=dict(saved["config"], __extra__=1))
+    with pytest.raises(StateError, match="different config"):
+        game.load(other_config)
+    broken = copy.deepcopy(saved)
+    broken["state"] = {"garbage": True}
+    with pytest.raises(StateError):
+        game.load(broken)
+    bad_rng = copy.deepcopy(saved)
+    for key in bad_rng["state"]:
+        if "rng" in key:
+            bad_rng["state"][key] = [3, [1, 2, 3], None]
+            with pytest.raises(StateError):
+                game.load(bad_rng)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_bad_config_is_rejected_clearly(name):
+    mod = module(name)
+    with pytest.raises(ConfigError, match="unknown config keyword"):
+        mod.raw_env(no_such_option=1)
+    with pytest.raises(ConfigError, match="max_cycles"):
+        mod.raw_env(max_cycles=0)
+    with pytest.raises(ConfigError, match="render_mode"):
+        mod.raw_env(render_mode="hologram")
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_raw_env_raises_and_env_penalizes_illegal_moves(name, family, config):
+    raw = envs.make(name, raw=True, **config)
+    raw.reset(seed=0)
+    agent = raw.agent_selection
+    mask = raw.observe(agent)["action_mask"]
+    illegal = np.flatnonzero(mask == 0)
+    if len(illegal) == 0:
+        pytest.skip("every action is legal in the first position")
+    with pytest.raises(IllegalActionError, match=str(int(illegal[0]))):
+        raw.step(int(illegal[0]))
+    wrapped = envs.make(name, **config)
+    wrapped.reset(seed=0)
+    agent = wrapped.agent_selection
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wrapped.step(int(illegal[0]))
+    assert all(wrapped.terminations.values())
+    assert wrapped._cumulative_rewards[agent] == -1
+    assert all(wrapped._cumulative_rewards[a] == 0 for a in wrapped.agents if a != agent)
+    assert "illegal_action" in wrapped.infos[agent]
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_render_modes(name, family, config):
+    for mode in ("ansi", "rgb_array"):
+        env = envs.make(name, raw=True, render_mode=mode, **config)
+        env.reset(seed=0)
+        out = env.render()
+        if mode == "ansi":
+            assert isinstance(out, str) and len(out) > 20
+        else:
+            assert out.dtype == np.uint8 and out.ndim == 3 and out.shape[2] == 3
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_random_agent_plays_whole_games(name, family, config):
+    n_seats = envs.make(name, raw=True, **config).num_agents
+    for seed in range(3):
+        seats = [agents.make(f"{name}/random-v0", seed=seed * 10 + i) for i in range(n_seats)]
+        record = agents.play_game(name, seats, seed=seed, config=config)
+        assert record.length > 0
+        lo, hi = module(name).Game.reward_range
+        assert all(lo <= r <= hi for r in record.returns)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_rules_modules_import_only_stdlib_numpy_and_core(name):
+    """Convention 1: imports flow rules -> core -> agents -> training."""
+    import sys
+
+    folder = ROOT / "envs" / name.rsplit("_v", 1)[0]
+    rules_files = [p for p in folder.glob("*.py") if p.stem in ("rules", "board", "cards", "engine", "map")]
+    assert rules_files, f"no rules module found in {folder}"
+    stdlib = set(sys.stdlib_module_names)
+    for path in rules_files:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:  # relative import: must stay inside the rules layer
+                    mods = [f"{folder.name}.{node.module or ''}"]
+                    assert (node.module or "").split(".")[0] in {p.stem for p in rules_files}, (
+                        f"{path.name} imports .{node.module}, which is not a rules module"
+                    )
+                    continue
+                mods = [node.module]
+            else:
+                continue
+            for m in mods:
+                top = m.split(".")[0]
+                ok = top in stdlib or top == "numpy" or m.startswith("envs.core") or m.startswith(
+                    f"envs.{folder.name}."
+                ) and m.rsplit(".", 1)[-1] in {p.stem for p in rules_files}
+                assert ok, f"{path.relative_to(ROOT)} imports {m}"
+
+
+def test_core_states_check_contract_on_initial_positions():
+    for name in envs.NAMES:
+        for config in module(name).CONFIGS.values():
+            game = module(name).Game(**config)
+            check_state(game.new_initial_state(0))
