@@ -256,7 +256,7 @@ def test_render_modes(name, family, config):
 
 @pytest.mark.parametrize("name,family,config", CASES)
 def test_random_agent_plays_whole_games(name, family, config):
-    n_seats = envs.make(name, raw=True, **config).num_agents
+    n_seats = len(envs.make(name, raw=True, **config).possible_agents)
     for seed in range(3):
         seats = [agents.make(f"{name}/random-v0", seed=seed * 10 + i) for i in range(n_seats)]
         record = agents.play_game(name, seats, seed=seed, config=config)

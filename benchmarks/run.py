@@ -1,0 +1,207 @@
+"""Random-play speed of every game, measured beside PettingZoo's connect_four_v3 in the same run.
+
+    python -m benchmarks.run                      # every game, every BENCHMARK_CONFIGS entry
+    python -m benchmarks.run --games sequence_v0 --seconds 3 --out results/bench
+
+For each game configuration three things are timed with the same random-play loop:
+
+* **engine**: ``State.legal_actions()`` + ``apply_action()`` only, no environment;
+* **raw_env**: ``agent_iter()`` + ``last()`` (observation and mask) + ``step()`` on ``raw_env()``;
+* **env**: the same loop on the wrapped ``env()``;
+
+and connect_four_v3's ``raw_env()`` and ``env()`` are timed the same way. The machine is noisy, so
+every number is the best of ``--repeats`` runs, and only ratios measured in the same run mean
+anything. Goals (from the project's issues): raw_env ≥ 2× connect_four raw_env, env ≥ 1.5×
+connect_four env, engine ≥ 5× connect_four env. Writes a JSON file and a bar chart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pathlib
+import platform
+import random
+import time
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+import envs
+
+GOALS = {"raw_env": ("c4_raw_env", 2.0), "env": ("c4_env", 1.5), "engine": ("c4_env", 5.0)}
+
+
+def time_env(make: Callable[[], Any], seconds: float) -> dict[str, float]:
+    """Steps/s and games/s of uniformly random legal play through the AEC loop."""
+    env = make()
+    rng = random.Random(0)
+    steps = games = 0
+    seed = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        env.reset(seed=seed)
+        seed += 1
+        for _agent in env.agent_iter():
+            obs, _reward, term, trunc, _info = env.last()
+            if term or trunc:
+                action = None
+            else:
+                legal = np.flatnonzero(obs["action_mask"])
+                action = int(legal[rng.randrange(len(legal))])
+                steps += 1
+            env.step(action)
+        games += 1
+    elapsed = time.perf_counter() - start
+    return {"steps_per_s": steps / elapsed, "games_per_s": games / elapsed, "steps_per_game": steps / max(games, 1)}
+
+
+def time_engine(game: Any, seconds: float, cap: int) -> dict[str, float]:
+    """Steps/s and games/s of random legal play on the bare engine (no env, no observations)."""
+    rng = random.Random(0)
+    steps = games = 0
+    seed = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        state = game.new_initial_state(seed)
+        seed += 1
+        n = 0
+        while not state.is_terminal() and n < cap:
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.randrange(len(legal))])
+            n += 1
+        steps += n
+        games += 1
+    elapsed = time.perf_counter() - start
+    return {"steps_per_s": steps / elapsed, "games_per_s": games / elapsed, "steps_per_game": steps / max(games, 1)}
+
+
+def best_of(repeats: int, fn: Callable[[], dict[str, float]]) -> dict[str, float]:
+    runs = [fn() for _ in range(repeats)]
+    return max(runs, key=lambda r: r["steps_per_s"])
+
+
+def run(games: list[str], seconds: float, repeats: int, progress: bool = True) -> dict[str, Any]:
+    from pettingzoo.classic import connect_four_v3
+
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is in the dev extra
+        tqdm = None
+    jobs: list[tuple[str, str, dict]] = []
+    for name in games:
+        module = importlib.import_module(f"envs.{name}")
+        configs = getattr(module, "BENCHMARK_CONFIGS", None) or {"default": {}}
+        for label, config in configs.items():
+            jobs.append((name, label, config))
+    total = 2 + 3 * len(jobs)
+    bar = tqdm(total=total, desc="benchmark", disable=not progress) if tqdm else None
+
+    def tick(text: str) -> None:
+        if bar:
+            bar.set_postfix_str(text)
+            bar.update(1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c4_raw = best_of(repeats, lambda: time_env(connect_four_v3.raw_env, seconds))
+        tick("connect_four raw_env")
+        c4_env = best_of(repeats, lambda: time_env(connect_four_v3.env, seconds))
+        tick("connect_four env")
+        rows = []
+        for name, label, config in jobs:
+            module = importlib.import_module(f"envs.{name}")
+            game = module.Game(**config)
+            cap = module.raw_env(**config).max_cycles * game.num_players
+            engine = best_of(repeats, lambda: time_engine(game, seconds, cap))
+            tick(f"{name} {label} engine")
+            raw = best_of(repeats, lambda: time_env(lambda: module.raw_env(**config), seconds))
+            tick(f"{name} {label} raw_env")
+            wrapped = best_of(repeats, lambda: time_env(lambda: module.env(**config), seconds))
+            tick(f"{name} {label} env")
+            row = {"game": name, "config": label, "engine": engine, "raw_env": raw, "env": wrapped}
+            base = {"c4_raw_env": c4_raw["steps_per_s"], "c4_env": c4_env["steps_per_s"]}
+            row["ratios"] = {k: row[k]["steps_per_s"] / base[ref] for k, (ref, _goal) in GOALS.items()}
+            row["meets_goals"] = {k: row["ratios"][k] >= goal for k, (_ref, goal) in GOALS.items()}
+            rows.append(row)
+    if bar:
+        bar.close()
+    return {
+        "machine": {"python": platform.python_version(), "processor": platform.processor() or platform.machine()},
+        "seconds_per_measurement": seconds,
+        "repeats": repeats,
+        "connect_four_v3": {"raw_env": c4_raw, "env": c4_env},
+        "goals": {k: {"relative_to": ref, "at_least": goal} for k, (ref, goal) in GOALS.items()},
+        "results": rows,
+    }
+
+
+def print_table(report: dict[str, Any]) -> None:
+    c4 = report["connect_four_v3"]
+    lines = [
+        f"connect_four_v3 raw_env {c4['raw_env']['steps_per_s']:,.0f} steps/s, "
+        f"env {c4['env']['steps_per_s']:,.0f} steps/s (same run)",
+        f"{'game':<16} {'config':<18} {'engine/s':>10} {'raw_env/s':>10} {'env/s':>10} {'games/s':>8}"
+        f" {'raw÷c4raw':>9} {'env÷c4env':>9} {'eng÷c4env':>9}",
+    ]
+    for row in report["results"]:
+        r, ok = row["ratios"], row["meets_goals"]
+
+        def fmt(key: str) -> str:
+            return f"{r[key]:.2f}{'' if ok[key] else '!'}"
+
+        lines.append(
+            f"{row['game']:<16} {row['config']:<18} {row['engine']['steps_per_s']:>10,.0f} "
+            f"{row['raw_env']['steps_per_s']:>10,.0f} {row['env']['steps_per_s']:>10,.0f} "
+            f"{row['env']['games_per_s']:>8.1f} {fmt('raw_env'):>9} {fmt('env'):>9} {fmt('engine'):>9}"
+        )
+    lines.append("goals: raw_env >= 2x, env >= 1.5x, engine >= 5x connect_four env; '!' marks a ratio below its goal")
+    print("\n".join(lines))
+
+
+def plot(report: dict[str, Any], path: pathlib.Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = report["results"]
+    labels = [f"{r['game']}\n{r['config']}" for r in rows]
+    x = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(rows)), 4.5))
+    for i, (key, colour) in enumerate((("raw_env", "#4c72b0"), ("env", "#55a868"))):
+        ax.bar(x + (i - 0.5) * 0.38, [r["ratios"][key] for r in rows], 0.38, label=f"{key} ÷ connect_four {key}", color=colour)
+    ax.axhline(2.0, color="#4c72b0", ls="--", lw=1)
+    ax.axhline(1.5, color="#55a868", ls="--", lw=1)
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.set_ylabel("speed ratio (higher is faster)")
+    ax.set_title("Random-play speed relative to connect_four_v3 (same run)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", nargs="*", default=list(envs.NAMES), help="games to time (default: all)")
+    parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    parser.add_argument("--repeats", type=int, default=2, help="best of this many runs per measurement")
+    parser.add_argument("--out", default="results/benchmark", help="output folder for benchmark.json and .png")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.games) - set(envs.NAMES))
+    if unknown:
+        parser.error(f"unknown games {unknown}; choose from {list(envs.NAMES)}")
+    report = run(args.games, args.seconds, args.repeats)
+    print_table(report)
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "benchmark.json").write_text(json.dumps(report, indent=2))
+    plot(report, out / "benchmark.png")
+    print(f"wrote {out / 'benchmark.json'} and {out / 'benchmark.png'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Sequence: rules engine (``rules``), board layouts (``board``) and the ``Game`` (``game``)."""

@@ -1,0 +1,231 @@
+"""The Sequence ``Game``: configuration, dealing, observation encoder and renderers."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+
+from envs.core import Game, StateError, make_rng, rng_to_json
+from envs.sequence.board import (
+    CORNER_SQUARES,
+    NON_JACK_KINDS,
+    PRINTED_LAYOUT,
+    SIZE,
+    generated_layout,
+    label,
+)
+from envs.sequence.rules import (
+    CORNER,
+    EMPTY,
+    NUM_ACTIONS,
+    NUM_SQUARES,
+    SequenceState,
+    action_name,
+    hand_size,
+)
+
+DEFAULTS = {
+    "num_teams": 2,
+    "players_per_team": 1,
+    "sequences_to_win": None,
+    "dead_cards": True,
+    "layout": "printed",
+    "layout_seed": 0,
+}
+
+# Observation layout (float32, all values in [0, 1]); see the module docstring of sequence_v0.
+BOARD_PLANES = ("own team", "next team", "team after next", "free corners", "locked chips", "empty")
+OBS_HAND = len(BOARD_PLANES) * NUM_SQUARES
+OBS_DISCARDS = OBS_HAND + 52
+OBS_SCALARS = OBS_DISCARDS + 52
+SCALARS = (
+    "own team's sequences / target",
+    "next team's sequences / target",
+    "team after next's sequences / target",
+    "dead card already used this turn",
+    "draw pile size / 104",
+    "consecutive passes / players",
+)
+OBS_SIZE = OBS_SCALARS + len(SCALARS)
+
+
+class SequenceGame(Game):
+    name = "sequence_v0"
+    version = 0
+    reward_range = (-1.0, 1.0)
+    default_max_cycles = 500
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        cfg = self.config
+        self.num_teams = cfg["num_teams"]
+        self.num_players = cfg["num_teams"] * cfg["players_per_team"]
+        self.num_actions = NUM_ACTIONS
+        self.observation_shape = (OBS_SIZE,)
+        self.sequences_to_win = cfg["sequences_to_win"] or (2 if self.num_teams == 2 else 1)
+        self.hand_size = hand_size(self.num_players)
+        self.layout = PRINTED_LAYOUT if cfg["layout"] == "printed" else generated_layout(cfg["layout_seed"])
+        squares: dict[int, list[int]] = {}
+        for sq, k in enumerate(self.layout):
+            if k >= 0:
+                squares.setdefault(k, []).append(sq)
+        self.squares_of = {k: tuple(v) for k, v in squares.items()}
+        self.square_kind = np.array(self.layout, dtype=np.int16)
+        self._corner_plane = np.zeros(NUM_SQUARES, dtype=np.float32)
+        self._corner_plane[list(CORNER_SQUARES)] = 1.0
+        self._zero_plane = np.zeros(NUM_SQUARES, dtype=np.float32)
+
+    def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        self.reject_unknown(config, DEFAULTS)
+        cfg = dict(DEFAULTS, **config)
+        if cfg["num_teams"] not in (2, 3) or isinstance(cfg["num_teams"], bool):
+            raise self.config_error("num_teams", cfg["num_teams"], "2 or 3")
+        ppt = cfg["players_per_team"]
+        if isinstance(ppt, bool) or ppt not in (1, 2, 3, 4):
+            raise self.config_error("players_per_team", ppt, "an integer from 1 to 4")
+        stw = cfg["sequences_to_win"]
+        if stw is not None and (isinstance(stw, bool) or not isinstance(stw, int) or not 1 <= stw <= 4):
+            raise self.config_error(
+                "sequences_to_win", stw, "None (2 for two teams, 1 for three) or an integer from 1 to 4"
+            )
+        if not isinstance(cfg["dead_cards"], bool):
+            raise self.config_error("dead_cards", cfg["dead_cards"], "True or False")
+        if cfg["layout"] not in ("printed", "generated"):
+            raise self.config_error("layout", cfg["layout"], "'printed' or 'generated'")
+        if isinstance(cfg["layout_seed"], bool) or not isinstance(cfg["layout_seed"], int):
+            raise self.config_error("layout_seed", cfg["layout_seed"], "an integer")
+        return cfg
+
+    # ------------------------------------------------------------------------------------------
+    def new_initial_state(self, seed: int | None = None) -> SequenceState:
+        state = SequenceState(self)
+        state.rng = make_rng(seed)
+        deck = [k for k in range(52) for _ in range(2)]
+        state.rng.shuffle(deck)
+        state.deck = deck
+        for _ in range(self.hand_size):
+            for p in range(self.num_players):
+                state.hands[p].append(state.deck.pop())
+        state._rebuild_mirrors()
+        return state
+
+    def state_from_dict(self, data: dict[str, Any]) -> SequenceState:
+        return SequenceState.from_dict(self, data)
+
+    def state_from_view(self, view: dict[str, Any], rng: random.Random) -> SequenceState:
+        """A full state matching seat ``view['seat']``'s knowledge; other hands and deck resampled."""
+        seat = view["seat"]
+        pool = [k for k in range(52) for _ in range(2)]
+        try:
+            for k in list(view["hand"]) + list(view["discards"]):
+                pool.remove(k)
+        except ValueError:
+            raise StateError("view lists more copies of a card than the two decks hold") from None
+        rng.shuffle(pool)
+        data = {
+            "board": view["board"],
+            "hands": [],
+            "deck": [],
+            "discards": view["discards"],
+            "sequences": view["sequences"],
+            "player": view["current_player"] if view["current_player"] >= 0 else 0,
+            "dead_used": view["dead_used"],
+            "passes_in_row": view["passes_in_row"],
+            "winner": view["winner"],
+            "drawn_game": view["drawn_game"],
+            "placed": view["placed"],
+            "removed": view["removed"],
+        }
+        for p, size in enumerate(view["hand_sizes"]):
+            if p == seat:
+                data["hands"].append(list(view["hand"]))
+            else:
+                data["hands"].append([pool.pop() for _ in range(size)])
+        data["deck"] = pool
+        data["rng"] = rng_to_json(random.Random(rng.getrandbits(64)))
+        return SequenceState.from_dict(self, data)
+
+    # ------------------------------------------------------------------------------------------
+    def observe(self, state: SequenceState, player: int) -> np.ndarray:
+        planes = state.planes
+        teams = self.num_teams
+        team = player % teams
+        target = state.target
+        seqs = state.sequences
+        scalars = np.array(
+            (
+                min(1.0, len(seqs[team]) / target),
+                min(1.0, len(seqs[(team + 1) % teams]) / target),
+                min(1.0, len(seqs[(team + 2) % teams]) / target) if teams == 3 else 0.0,
+                state.dead_used,
+                len(state.deck) / 104.0,
+                min(1.0, state.passes_in_row / self.num_players),
+            ),
+            dtype=np.float32,
+        )
+        return np.concatenate(
+            (
+                planes[team],
+                planes[(team + 1) % teams],
+                planes[(team + 2) % 3] if teams == 3 else self._zero_plane,
+                self._corner_plane,
+                state.locked,
+                planes[3],
+                state.hand_counts[player],
+                state.discard_counts,
+                scalars,
+            )
+        )
+
+    def action_to_string(self, action: int) -> str:
+        return action_name(action, self.layout)
+
+    # ------------------------------------------------------------------------------------------
+    def render_text(self, state: SequenceState) -> str:
+        marks = {0: "A", 1: "B", 2: "C"}
+        lines = ["    " + "  ".join(f" {c}" for c in range(SIZE))]
+        for r in range(SIZE):
+            cells = []
+            for c in range(SIZE):
+                sq = r * SIZE + c
+                v = int(state.board[sq])
+                if v == CORNER:
+                    cells.append("[**]")
+                elif v == EMPTY:
+                    cells.append(f" {label(self.layout[sq])} ")
+                else:
+                    lock = "#" if state.locked[sq] else ":"
+                    cells.append(f"{lock}{marks[v]}{marks[v]}{lock}")
+            lines.append(f"{r:>2} " + "".join(cells))
+        seqs = ", ".join(f"team {marks[t]}: {len(s)}" for t, s in enumerate(state.sequences))
+        lines.append(f"sequences ({state.target} to win): {seqs}")
+        lines.append(f"status: {state.phase}; to act: player_{state.current_player()}"
+                     if not state.is_terminal() else f"status: {state.phase}")
+        for p, hand in enumerate(state.hands):
+            lines.append(f"player_{p} (team {marks[p % self.num_teams]}): {' '.join(label(k) for k in sorted(hand))}")
+        lines.append(f"draw pile: {len(state.deck)}  discards: {len(state.discards)}")
+        return "\n".join(lines)
+
+    def render_rgb(self, state: SequenceState) -> np.ndarray:
+        from envs.core.render import grid_image
+
+        palette = {EMPTY: (235, 228, 210), CORNER: (90, 90, 90), 0: (200, 60, 60), 1: (60, 90, 200), 2: (60, 160, 80)}
+        colors = np.zeros((SIZE, SIZE, 3), dtype=np.uint8)
+        labels = []
+        for r in range(SIZE):
+            row = []
+            for c in range(SIZE):
+                sq = r * SIZE + c
+                v = int(state.board[sq])
+                col = palette[v]
+                if v in (0, 1, 2) and state.locked[sq]:
+                    col = tuple(max(0, x - 70) for x in col)
+                colors[r, c] = col
+                row.append("" if v == CORNER else label(self.layout[sq]))
+            labels.append(row)
+        return grid_image(colors, cell=28, labels=labels)
+
+
+__all__ = ["SequenceGame", "NON_JACK_KINDS", "BOARD_PLANES", "SCALARS", "OBS_SIZE"]

@@ -1,0 +1,523 @@
+"""Sequence rules: a pure engine over :class:`SequenceState` (no environment, no observation code).
+
+Action ids (fixed, 349 in all; ``s`` is a square ``row * 10 + col``, row 0 at the top):
+
+=========  ==========================================================================
+0–99       ``place s``: play the natural card printed on square ``s`` and put a chip there
+100–199    ``wild s``: play a two-eyed jack (♦/♣) and put a chip on empty square ``s``
+200–299    ``remove s``: play a one-eyed jack (♥/♠) and take the opposing chip off ``s``
+300–347    ``dead k``: discard a dead card of non-jack kind number ``k`` and draw (turn goes on)
+348        ``pass``: only when nothing else is legal
+=========  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+
+from envs.core import TERMINAL, State, StateError, rng_from_json, rng_to_json
+from envs.sequence.board import (
+    CORNER_SQUARES,
+    NON_JACK_KINDS,
+    ONE_EYED_JACKS,
+    SIZE,
+    TWO_EYED_JACKS,
+    kind,
+    label,
+)
+
+NUM_SQUARES = SIZE * SIZE
+PLACE, WILD, REMOVE, DEAD = 0, 100, 200, 300
+PASS = DEAD + len(NON_JACK_KINDS)
+NUM_ACTIONS = PASS + 1
+EMPTY, CORNER = -1, 3  # board values besides team ids 0..2
+WINDOW = 5
+DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
+NON_JACK_INDEX = {k: i for i, k in enumerate(NON_JACK_KINDS)}
+
+
+def hand_size(num_players: int) -> int:
+    """Cards per hand by table size (the seed's table)."""
+    if num_players <= 2:
+        return 7
+    if num_players <= 4:
+        return 6
+    if num_players <= 6:
+        return 5
+    if num_players <= 9:
+        return 4
+    return 3
+
+
+def square_name(sq: int) -> str:
+    return f"r{sq // SIZE}c{sq % SIZE}"
+
+
+def action_name(action: int, layout: list[int]) -> str:
+    if PLACE <= action < WILD:
+        k = layout[action]
+        return f"place {label(k) if k >= 0 else 'free'} {square_name(action)}"
+    if WILD <= action < REMOVE:
+        return f"wild {square_name(action - WILD)}"
+    if REMOVE <= action < DEAD:
+        return f"remove {square_name(action - REMOVE)}"
+    if DEAD <= action < PASS:
+        return f"dead {label(NON_JACK_KINDS[action - DEAD])}"
+    if action == PASS:
+        return "pass"
+    raise ValueError(f"sequence action id {action} is outside [0, {NUM_ACTIONS})")
+
+
+def _line(sq: int, dr: int, dc: int) -> list[int]:
+    """Squares from 4 before ``sq`` to 4 after it along (dr, dc), clipped at the board edge."""
+    r, c = divmod(sq, SIZE)
+    cells = []
+    for t in range(-4, 5):
+        rr, cc = r + t * dr, c + t * dc
+        if 0 <= rr < SIZE and 0 <= cc < SIZE:
+            cells.append(rr * SIZE + cc)
+    return cells
+
+
+# For each square, its four lines as (squares, index of the square within them).
+LINES = [
+    [(line, line.index(sq)) for line in (_line(sq, dr, dc) for dr, dc in DIRECTIONS)] for sq in range(NUM_SQUARES)
+]
+
+
+class SequenceState(State):
+    """A Sequence position. Hands and piles are lists of card kinds, the board a list of 100 ints.
+
+    ``planes`` (float32, 4 x 100: chips of team 0, 1, 2 and empty squares) and ``locked`` (bool)
+    are numpy mirrors of the board kept in step with every change, so that masks and observations
+    are a few vector operations.
+    """
+
+    def __init__(self, game) -> None:
+        super().__init__(game)
+        cfg = game.config
+        self.layout: list[int] = game.layout
+        self.num_teams: int = cfg["num_teams"]
+        self.num_players: int = game.num_players
+        self.target: int = game.sequences_to_win
+        self.dead_cards_allowed: bool = cfg["dead_cards"]
+        self.rng = random.Random(0)
+        self.board: list[int] = [EMPTY] * NUM_SQUARES
+        for sq in CORNER_SQUARES:
+            self.board[sq] = CORNER
+        self.planes = np.zeros((4, NUM_SQUARES), dtype=np.float32)
+        self.planes[3] = 1.0
+        self.planes[3, list(CORNER_SQUARES)] = 0.0
+        self.discard_counts = np.zeros(52, dtype=np.float32)  # mirror of the discard pile (0.5 a card)
+        self.hands: list[list[int]] = [[] for _ in range(self.num_players)]
+        self.deck: list[int] = []
+        self.discards: list[int] = []
+        self.sequences: list[list[list[int]]] = [[] for _ in range(self.num_teams)]
+        self.locked = np.zeros(NUM_SQUARES, dtype=np.float32)  # 1.0 on chips of completed sequences
+        self.hand_counts = np.zeros((self.num_players, 52), dtype=np.float32)  # mirror of hands (0.5 a card)
+        self.player = 0
+        self.dead_used = False
+        self.passes_in_row = 0
+        self.winner: int | None = None  # team id
+        self.drawn_game = False
+        self.placed = 0
+        self.removed = 0
+
+    # ------------------------------------------------------------------------------------------
+    # Contract
+    def current_player(self) -> int:
+        return TERMINAL if self.winner is not None or self.drawn_game else self.player
+
+    def is_terminal(self) -> bool:
+        return self.winner is not None or self.drawn_game
+
+    def returns(self) -> list[float]:
+        if self.winner is None:
+            return [0.0] * self.num_players
+        return [1.0 if self.team_of(p) == self.winner else -1.0 for p in range(self.num_players)]
+
+    @property
+    def phase(self) -> str:
+        if self.winner is not None:
+            return f"won by team {self.winner}"
+        if self.drawn_game:
+            return "drawn"
+        return "turn (dead card used)" if self.dead_used else "turn"
+
+    def team_of(self, player: int) -> int:
+        return player % self.num_teams
+
+    def _legal_mask(self) -> np.ndarray:
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        if self.is_terminal():
+            return mask
+        team = self.team_of(self.player)
+        hand = self.hands[self.player]
+        board = self.board
+        any_play = False
+        has_wild = has_remove = False
+        for k in hand:
+            if k in TWO_EYED_JACKS:
+                has_wild = True
+            elif k in ONE_EYED_JACKS:
+                has_remove = True
+            else:
+                a, b = self.game.squares_of[k]
+                dead = True
+                if board[a] == EMPTY:
+                    mask[PLACE + a] = 1
+                    dead = False
+                if board[b] == EMPTY:
+                    mask[PLACE + b] = 1
+                    dead = False
+                if dead:
+                    if self.dead_cards_allowed and not self.dead_used:
+                        mask[DEAD + NON_JACK_INDEX[k]] = 1
+                else:
+                    any_play = True
+        if has_wild and self.placed - self.removed < NUM_SQUARES - 4:
+            mask[WILD:REMOVE] = self.planes[3]
+            any_play = True
+        if has_remove:
+            others = self.planes[: self.num_teams].sum(axis=0) - self.planes[team]
+            targets = (others > self.locked)
+            if targets.any():
+                mask[REMOVE:DEAD] = targets
+                any_play = True
+        if not any_play and not mask[DEAD:PASS].any():
+            mask[PASS] = 1
+        return mask
+
+    def _apply(self, action: int) -> None:
+        player = self.player
+        hand = self.hands[player]
+        if action == PASS:
+            self.passes_in_row += 1
+            if self.passes_in_row >= self.num_players:
+                self.drawn_game = True
+            self._end_turn()
+            return
+        if action >= DEAD:
+            k = NON_JACK_KINDS[action - DEAD]
+            self._take(player, k)
+            self._discard(k)
+            self._draw(player)
+            self.dead_used = True
+            return
+        self.passes_in_row = 0
+        if action < WILD:
+            sq = action
+            self._take(player, self.layout[sq])
+            self._discard(self.layout[sq])
+            self._place(sq, self.team_of(player))
+        elif action < REMOVE:
+            sq = action - WILD
+            jack = TWO_EYED_JACKS[0] if TWO_EYED_JACKS[0] in hand else TWO_EYED_JACKS[1]
+            self._take(player, jack)
+            self._discard(jack)
+            self._place(sq, self.team_of(player))
+        else:
+            sq = action - REMOVE
+            jack = ONE_EYED_JACKS[0] if ONE_EYED_JACKS[0] in hand else ONE_EYED_JACKS[1]
+            self._take(player, jack)
+            self._discard(jack)
+            self._set(sq, EMPTY)
+            self.removed += 1
+        self._draw(player)
+        if self.winner is None:
+            self._end_turn()
+
+    def _end_turn(self) -> None:
+        self.dead_used = False
+        self.player = (self.player + 1) % self.num_players
+
+    def _draw(self, player: int) -> None:
+        if not self.deck:
+            if not self.discards:
+                return
+            self.deck = self.discards
+            self.discards = []
+            self.discard_counts[:] = 0.0
+            self.rng.shuffle(self.deck)
+        card = self.deck.pop()
+        self.hands[player].append(card)
+        self.hand_counts[player, card] += 0.5
+
+    # ------------------------------------------------------------------------------------------
+    # Sequences
+    def _place(self, sq: int, team: int) -> None:
+        self._set(sq, team)
+        self.placed += 1
+        for window in self.new_sequences(sq, team):
+            self.sequences[team].append(window)
+            for cell in window:
+                if self.board[cell] != CORNER:
+                    self.locked[cell] = 1.0
+        if len(self.sequences[team]) >= self.target:
+            self.winner = team
+
+    def set_hand(self, player: int, cards: list[int]) -> None:
+        """Replace a hand (for tools and tests; the caller keeps the card counts conserved)."""
+        self.hands[player] = list(cards)
+        self.hand_counts[player] = np.bincount(cards, minlength=52) * 0.5 if cards else 0.0
+        self._mask = None
+
+    def _take(self, player: int, card: int) -> None:
+        self.hands[player].remove(card)
+        self.hand_counts[player, card] -= 0.5
+
+    def _discard(self, card: int) -> None:
+        self.discards.append(card)
+        self.discard_counts[card] += 0.5
+
+    def _set(self, sq: int, value: int) -> None:
+        """Change one square and its numpy mirror."""
+        old = self.board[sq]
+        planes = self.planes
+        if old == EMPTY:
+            planes[3, sq] = 0.0
+        elif 0 <= old < 3:
+            planes[old, sq] = 0.0
+        if value == EMPTY:
+            planes[3, sq] = 1.0
+        elif 0 <= value < 3:
+            planes[value, sq] = 1.0
+        self.board[sq] = value
+
+    def _rebuild_mirrors(self) -> None:
+        self.planes = np.zeros((4, NUM_SQUARES), dtype=np.float32)
+        for sq, v in enumerate(self.board):
+            if v == EMPTY:
+                self.planes[3, sq] = 1.0
+            elif 0 <= v < 3:
+                self.planes[v, sq] = 1.0
+        self.discard_counts = np.zeros(52, dtype=np.float32)
+        for k in self.discards:
+            self.discard_counts[k] += 0.5
+        self.hand_counts = np.zeros((self.num_players, 52), dtype=np.float32)
+        for p, hand in enumerate(self.hands):
+            for k in hand:
+                self.hand_counts[p, k] += 0.5
+        self.locked = np.zeros(NUM_SQUARES, dtype=np.float32)
+        for team in self.sequences:
+            for s in team:
+                for c in s:
+                    if c not in CORNER_SQUARES:
+                        self.locked[c] = 1.0
+
+    def new_sequences(self, sq: int, team: int) -> list[list[int]]:
+        """The sequences that a chip of ``team`` just placed on ``sq`` completes.
+
+        Official rule: two sequences of one team share at most one square. In each of the four
+        directions the candidate windows are the runs of five through ``sq`` made of the team's
+        chips and free corners that share at most one square with every sequence the team already
+        has. Two candidates that meet only at ``sq`` (nine or more in a row through ``sq``) both
+        count; otherwise the first candidate in reading order (top-to-bottom, left-to-right) counts.
+        """
+        board = self.board
+        found: list[list[int]] = []
+        existing = [set(s) for s in self.sequences[team]]
+        for line, k in LINES[sq]:
+            lo = k
+            while lo > 0 and (board[line[lo - 1]] == team or board[line[lo - 1]] == CORNER):
+                lo -= 1
+            hi = k
+            last = len(line) - 1
+            while hi < last and (board[line[hi + 1]] == team or board[line[hi + 1]] == CORNER):
+                hi += 1
+            if hi - lo + 1 < WINDOW:
+                continue
+            candidates = []
+            for start in range(max(lo, k - 4), min(k, hi - 4) + 1):
+                window = line[start : start + WINDOW]
+                if all(len(e.intersection(window)) <= 1 for e in existing):
+                    candidates.append((start, window))
+            if not candidates:
+                continue
+            first_start, first = candidates[0]
+            pair = [w for s, w in candidates if s == first_start + 4]
+            found.append(first)
+            if pair:
+                found.append(pair[0])
+        return found
+
+    # ------------------------------------------------------------------------------------------
+    # Views, copies, saving
+    def player_view(self, player: int) -> dict[str, Any]:
+        return {
+            "seat": player,
+            "team": self.team_of(player),
+            "num_teams": self.num_teams,
+            "board": list(self.board),
+            "locked": np.flatnonzero(self.locked).tolist(),
+            "sequences": [[list(s) for s in team] for team in self.sequences],
+            "hand": sorted(self.hands[player]),
+            "hand_sizes": [len(h) for h in self.hands],
+            "deck_size": len(self.deck),
+            "discards": list(self.discards),
+            "current_player": self.current_player(),
+            "dead_used": self.dead_used,
+            "passes_in_row": self.passes_in_row,
+            "winner": self.winner,
+            "drawn_game": self.drawn_game,
+            "placed": self.placed,
+            "removed": self.removed,
+        }
+
+    def clone(self) -> SequenceState:
+        other = SequenceState.__new__(SequenceState)
+        other.game = self.game
+        other._mask = self._mask
+        other.layout = self.layout
+        other.num_teams = self.num_teams
+        other.num_players = self.num_players
+        other.target = self.target
+        other.dead_cards_allowed = self.dead_cards_allowed
+        other.rng = random.Random()
+        other.rng.setstate(self.rng.getstate())
+        other.board = list(self.board)
+        other.planes = self.planes.copy()
+        other.discard_counts = self.discard_counts.copy()
+        other.hands = [list(h) for h in self.hands]
+        other.deck = list(self.deck)
+        other.discards = list(self.discards)
+        other.sequences = [[list(s) for s in team] for team in self.sequences]
+        other.locked = self.locked.copy()
+        other.hand_counts = self.hand_counts.copy()
+        for attr in ("player", "dead_used", "passes_in_row", "winner", "drawn_game", "placed", "removed"):
+            setattr(other, attr, getattr(self, attr))
+        return other
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rng": rng_to_json(self.rng),
+            "board": list(self.board),
+            "hands": [list(h) for h in self.hands],
+            "deck": list(self.deck),
+            "discards": list(self.discards),
+            "sequences": [[list(s) for s in team] for team in self.sequences],
+            "player": self.player,
+            "dead_used": self.dead_used,
+            "passes_in_row": self.passes_in_row,
+            "winner": self.winner,
+            "drawn_game": self.drawn_game,
+            "placed": self.placed,
+            "removed": self.removed,
+        }
+
+    @classmethod
+    def from_dict(cls, game, data: dict[str, Any]) -> SequenceState:
+        state = cls(game)
+        state.rng = rng_from_json(data["rng"])
+        board = [int(v) for v in data["board"]]
+        if len(board) != NUM_SQUARES:
+            raise StateError(f"board must have {NUM_SQUARES} squares, got {len(board)}")
+        if any(v not in (EMPTY, CORNER, *range(state.num_teams)) for v in board):
+            raise StateError(f"board values must be -1 (empty), 3 (corner) or a team id, got {sorted(set(board))}")
+        state.board = board
+        hands = [[int(k) for k in h] for h in data["hands"]]
+        if len(hands) != state.num_players:
+            raise StateError(f"expected {state.num_players} hands, got {len(hands)}")
+        state.hands = hands
+        state.deck = [int(k) for k in data["deck"]]
+        state.discards = [int(k) for k in data["discards"]]
+        sequences = [[[int(c) for c in s] for s in team] for team in data["sequences"]]
+        if len(sequences) != state.num_teams:
+            raise StateError(f"expected sequences for {state.num_teams} teams, got {len(sequences)}")
+        state.sequences = sequences
+        state._rebuild_mirrors()
+        player = data["player"]
+        if not isinstance(player, int) or not 0 <= player < state.num_players:
+            raise StateError(f"player must be a seat in 0..{state.num_players - 1}, got {player!r}")
+        state.player = player
+        state.dead_used = bool(data["dead_used"])
+        state.passes_in_row = int(data["passes_in_row"])
+        winner = data["winner"]
+        if winner is not None and not (isinstance(winner, int) and 0 <= winner < state.num_teams):
+            raise StateError(f"winner must be None or a team id, got {winner!r}")
+        state.winner = winner
+        state.drawn_game = bool(data["drawn_game"])
+        state.placed = int(data["placed"])
+        state.removed = int(data["removed"])
+        return state
+
+    def check_invariants(self) -> list[str]:
+        problems = []
+        counts = [0] * 52
+        for pile in (self.deck, self.discards, *self.hands):
+            for k in pile:
+                if not 0 <= k < 52:
+                    problems.append(f"card kind {k} out of range")
+                    continue
+                counts[k] += 1
+        bad = [label(k) for k in range(52) if counts[k] != 2]
+        if bad:
+            problems.append(f"cards not conserved (each kind twice across deck, hands, discards): {bad}")
+        for p, hand in enumerate(self.hands):
+            if not np.array_equal(np.bincount(hand, minlength=52) * 0.5 if hand else np.zeros(52), self.hand_counts[p]):
+                problems.append(f"hand counts of seat {p} disagree with the hand")
+        expected = np.bincount(self.discards, minlength=52) * 0.5 if self.discards else np.zeros(52)
+        if not np.array_equal(expected, self.discard_counts):
+            problems.append("discard counts disagree with the discard pile")
+        board = self.board
+        if any(board[sq] != CORNER for sq in CORNER_SQUARES):
+            problems.append("a corner lost its free marker")
+        chips = sum(1 for v in board if 0 <= v < self.num_teams)
+        if chips != self.placed - self.removed:
+            problems.append(f"{chips} chips on board but {self.placed} placed - {self.removed} removed")
+        if any(v not in (EMPTY, CORNER) and not 0 <= v < self.num_teams for v in board):
+            problems.append("board holds an unknown value")
+        mirror = self.planes[: self.num_teams].argmax(axis=0)
+        if any(
+            (v == EMPTY) != bool(self.planes[3, sq]) or (0 <= v < 3 and mirror[sq] != v)
+            for sq, v in enumerate(board)
+        ):
+            problems.append("numpy board planes disagree with the board")
+        for team, seqs in enumerate(self.sequences):
+            for s in seqs:
+                if any(board[c] not in (team, CORNER) for c in s):
+                    problems.append(f"team {team} sequence {s} lost a chip")
+        if not self.is_terminal():
+            limit = self.game.hand_size
+            if any(len(h) > limit for h in self.hands):
+                problems.append(f"a hand holds more than {limit} cards")
+        return problems
+
+
+def from_text(game, rows: list[str], hands: dict[int, list[str]] | None = None, player: int = 0,
+              sequences: dict[int, list[list[int]]] | None = None, seed: int = 0) -> SequenceState:
+    """Build a position for tests and tools from a readable board.
+
+    ``rows`` are ten strings of ten characters: ``.`` empty, ``A``/``B``/``C`` a chip of team
+    0/1/2, ``X`` a free corner (only at the corners, where ``.`` is also accepted). ``hands`` maps a
+    seat to card labels (``"5D"``, ``"JH"``); other seats get nothing. ``sequences`` gives each
+    team's already-completed sequences as square lists (their chips become locked). The remaining
+    cards form the deck, shuffled with ``seed``.
+    """
+    state = SequenceState(game)
+    letters = {".": EMPTY, "A": 0, "B": 1, "C": 2, "X": CORNER}
+    if len(rows) != SIZE or any(len(r.replace(" ", "")) != SIZE for r in rows):
+        raise ValueError("from_text needs 10 rows of 10 squares")
+    for r, row in enumerate(rows):
+        for c, ch in enumerate(row.replace(" ", "")):
+            sq = r * SIZE + c
+            state.board[sq] = CORNER if sq in CORNER_SQUARES else letters[ch]
+    state.placed = sum(1 for v in state.board if 0 <= v < 3)
+    for seat, cards in (hands or {}).items():
+        state.hands[seat] = [kind(c) for c in cards]
+    for team, seqs in (sequences or {}).items():
+        for s in seqs:
+            state.sequences[team].append(list(s))
+    state._rebuild_mirrors()
+    pool = [k for k in range(52) for _ in range(2)]
+    for h in state.hands:
+        for k in h:
+            pool.remove(k)
+    state.rng = random.Random(seed)
+    state.rng.shuffle(pool)
+    state.deck = pool
+    state.player = player
+    return state

@@ -1,0 +1,86 @@
+"""Sequence (``sequence_v0``): 2 or 3 teams of 1–4 players on the 10x10 board, two decks, jacks.
+
+==================  =============================================================================
+Import              ``from envs import sequence_v0``; ``sequence_v0.env()`` / ``raw_env()``
+Registry id         ``pettingzoo.make("aec", "tabletop/sequence-v0")``
+Agents              ``player_0 … player_{n-1}``, n = ``num_teams × players_per_team`` (2–12)
+Teams               seat ``i`` plays for team ``i % num_teams`` (team-mates never sit side by side)
+Action space        ``Discrete(349)``
+Observation         ``{"observation": Box(0, 1, (610,), float32), "action_mask": Box(0, 1, (349,), int8)}``
+Rewards             at the end only: +1 each seat of the winning team, −1 every other seat, 0 all on a draw
+                    or truncation
+Truncation          after ``max_cycles`` (default 500) × n actions in total
+Rules               ``envs/sequence/RULES.md``
+==================  =============================================================================
+
+Action encoding
+---------------
+Semantic, not hand-slot based: a policy learns squares and card kinds. ``s = row * 10 + col`` with
+row 0 at the top of the printed board.
+
+=========  ==================================================================================
+0–99       ``place s``: play the natural card printed on square ``s``, chip on ``s``
+100–199    ``wild s``: play a two-eyed jack (♦ or ♣), chip on empty square ``s``
+200–299    ``remove s``: play a one-eyed jack (♥ or ♠), remove the opposing unlocked chip on ``s``
+300–347    ``dead k``: discard a dead card of the ``k``-th non-jack kind (kinds ordered ♠ ♥ ♦ ♣,
+           A 2 … 10 Q K) and draw a replacement; the turn goes on (at most once per turn)
+348        ``pass``: legal only when nothing else is
+=========  ==================================================================================
+
+``env.unwrapped.action_to_string(a)`` names any action (``"place 5D r2c5"``, ``"wild r4c4"``,
+``"remove r7c1"``, ``"dead QH"``, ``"pass"``).
+
+Observation layout (610 float32 values, from the acting seat's point of view)
+------------------------------------------------------------------------------
+================  ===========================================================================
+0–99              chips of the seat's own team
+100–199           chips of the next team in seat order
+200–299           chips of the team after that (all zero with two teams)
+300–399           the four free corners
+400–499           locked chips (part of a completed sequence, any team)
+500–599           empty squares
+600–651           own hand: copies held of each card kind ``suit * 13 + rank`` (÷ 2)
+652–703           cards played since the last reshuffle (the face-up discard pile), per kind (÷ 2)
+704–706           completed sequences of own / next / following team (÷ target, capped at 1)
+707               a dead card was already exchanged this turn
+708               draw pile size ÷ 104
+709               consecutive passes ÷ players
+================  ===========================================================================
+
+No other seat's hand and no deck order appear anywhere (tested). ``env.unwrapped.player_view(agent)``
+gives the same knowledge as a JSON-compatible dict (board, locked squares, sequences, own hand,
+hand sizes, discard pile, counters).
+
+Config keywords
+---------------
+=====================  ===========  =====================================================================
+``num_teams``          2            2 or 3
+``players_per_team``   1            1–4
+``sequences_to_win``   None         None = 2 for two teams, 1 for three; or 1–4
+``dead_cards``         True         allow exchanging a dead card once per turn
+``layout``             "printed"    "printed" (the commercial board) or "generated" (seeded, see RULES.md)
+``layout_seed``        0            seed of the generated layout; the same every episode
+``max_cycles``         500          truncation cap (cycles of n actions)
+``render_mode``        None         "ansi", "rgb_array" or "human" (text to stdout)
+=====================  ===========  =====================================================================
+
+Versions
+--------
+* v0: first release.
+"""
+
+from envs.core.env import make_env_factories
+from envs.sequence.game import SequenceGame as Game
+
+env, raw_env = make_env_factories(Game)
+
+CONFIGS = {
+    "2p": {},
+    "2x2": {"players_per_team": 2},
+    "3teams": {"num_teams": 3},
+    "3x2-generated-nodead": {"num_teams": 3, "players_per_team": 2, "layout": "generated", "dead_cards": False},
+}
+FUZZ_GAMES = 30
+BENCHMARK_CONFIGS = {"2 players": {}, "2 teams of 2": {"players_per_team": 2}, "3 teams": {"num_teams": 3}}
+
+__all__ = ["CONFIGS", "Game", "env", "raw_env"]
