@@ -26,4 +26,9 @@ for _package in ("sequence", "pans_trial", "dojo", "wizard_arena"):
 for _game in envs.NAMES:
     register(f"{_game}/random-v0", RandomAgent, "uniformly random among legal actions (seeded)")
 
+# Trained policies listed in checkpoints/index.json (loaded lazily, on first use).
+from agents.checkpoint import register_index  # noqa: E402
+
+register_index()
+
 __all__ = ["Agent", "GameRecord", "RandomAgent", "available", "describe", "make", "play_game", "register"]

@@ -481,3 +481,14 @@ def test_tampered_save_is_rejected_by_the_invariant_check():
     saved["state"]["hands"][0].append(kind("5D"))  # a third 5D appears from nowhere
     with pytest.raises(ValueError, match="cards not conserved"):
         game.load(saved)
+
+
+def test_a_new_line_may_cross_two_older_sequences_once_each():
+    game = SequenceGame(sequences_to_win=3)
+    top = [sq(1, c) for c in range(5)]
+    bottom = [sq(5, c) for c in range(5)]
+    board = rows(".", "AAAAA", "..A", "...", "..A", "AAAAA")
+    state = from_text(game, board, hands={0: ["JD"]}, sequences={0: [top, bottom]})
+    place_wild(state, 3, 2)  # column 2, rows 1..5, shares r1c2 with one and r5c2 with the other
+    assert state.sequences[0][2] == [sq(r, 2) for r in range(1, 6)]
+    assert state.winner == 0

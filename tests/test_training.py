@@ -1,0 +1,117 @@
+"""The training script with a tiny budget, the self-play wrapper, and checkpoint loading by id."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import agents
+import envs
+from agents.checkpoint import CheckpointError, PolicyAgent, read_index, register_index
+from training import train_ppo
+from training.selfplay import SelfPlayEnv
+
+torch = pytest.importorskip("torch")
+torch.set_num_threads(1)
+
+
+def random_pool(game):
+    return [lambda: agents.make(f"{game}/random-v0", seed=0)]
+
+
+def test_selfplay_env_only_returns_control_on_the_learners_turn():
+    env = SelfPlayEnv("sequence_v0", {"num_teams": 3}, opponent_pool=random_pool("sequence_v0"), seed=3)
+    seats = set()
+    for episode in range(4):
+        obs, info = env.reset()
+        seats.add(info["seat"])
+        done = False
+        while not done:
+            assert env.aec.agent_selection == env.learner
+            mask = env.action_masks()
+            assert obs.shape == env.observation_space.shape and mask.any()
+            obs, reward, term, trunc, info = env.step(int(np.flatnonzero(mask)[0]))
+            done = term or trunc
+        assert reward == env.aec._cumulative_rewards[env.learner]
+        assert reward in (-1.0, 0.0, 1.0)
+    assert len(seats) > 1  # the learner's seat changes between episodes
+
+
+def test_selfplay_env_reward_is_the_learners_own_even_when_an_opponent_ends_the_game():
+    env = SelfPlayEnv("sequence_v0", {}, opponent_pool=random_pool("sequence_v0"), seed=0)
+    finals = []
+    for _ in range(6):
+        env.reset()
+        done = False
+        while not done:
+            _, reward, term, trunc, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+            done = term or trunc
+        finals.append((reward, env.aec._cumulative_rewards[env.learner]))
+    assert all(r == own for r, own in finals)
+    assert any(r < 0 for r, _ in finals)  # a losing game (ended by the opponent's winning move)
+
+
+def test_train_script_tiny_budget_writes_a_loadable_checkpoint(tmp_path, monkeypatch):
+    monkeypatch.setenv("TABLETOP_CHECKPOINTS", str(tmp_path))
+    out = train_ppo.main(
+        [
+            "--game", "sequence_v0", "--total-timesteps", "256", "--n-steps", "128", "--batch-size", "64",
+            "--n-epochs", "1", "--eval-every", "128", "--eval-games", "2", "--checkpoint-id",
+            "sequence_v0/ppo-test-v1", "--register", "--no-progress", "--selfplay-every", "128",
+        ]
+    )
+    for name in ("model.zip", "args.json", "eval.json", "learning_curve.png"):
+        assert (out / name).exists(), name
+    args = json.loads((out / "args.json").read_text())
+    assert args["total_timesteps"] == 256 and args["game"] == "sequence_v0"
+    evaluation = json.loads((out / "eval.json").read_text())
+    assert evaluation["final"]["random-v0"]["games"] == 2
+    assert [c["step"] for c in evaluation["learning_curve"]][:1] == [128]
+    entries = read_index(tmp_path)
+    assert [e["id"] for e in entries] == ["sequence_v0/ppo-test-v1"]
+    # the index entry loads as an agent and plays legal moves through a whole game
+    bot = PolicyAgent("sequence_v0", model_path=tmp_path / entries[0]["path"], config=entries[0]["config"])
+    rnd = agents.make("sequence_v0/random-v0", seed=1)
+    record = agents.play_game("sequence_v0", [bot, rnd], seed=4)
+    assert record.length > 0
+
+
+def test_train_script_rejects_bad_arguments_with_the_allowed_values(capsys):
+    with pytest.raises(SystemExit):
+        train_ppo.parse_args(["--game", "chess_v9"])
+    assert "choose from" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        train_ppo.parse_args(["--opponents", "telepath-v1"])
+    assert "unknown opponent" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="num_teams"):
+        train_ppo.parse_args(["--config", '{"num_teams": 7}'])
+
+
+def test_corrupt_or_mismatched_checkpoints_raise_clear_errors(tmp_path):
+    broken = tmp_path / "model.zip"
+    broken.write_bytes(b"this is not a zip file")
+    bot = PolicyAgent("sequence_v0", model_path=broken, config={})
+    with pytest.raises(CheckpointError, match="not a zip archive"):
+        bot.reset(0, envs.make_game("sequence_v0").config)
+    missing = PolicyAgent("sequence_v0", model_path=tmp_path / "nope.zip", config={})
+    with pytest.raises(CheckpointError, match="does not exist"):
+        missing.reset(0, envs.make_game("sequence_v0").config)
+    (tmp_path / "index.json").write_text("{not json")
+    with pytest.raises(CheckpointError, match="not valid JSON"):
+        read_index(tmp_path)
+    (tmp_path / "index.json").write_text(json.dumps({"checkpoints": [{"id": "sequence_v0/x-v1"}]}))
+    with pytest.raises(CheckpointError, match="lacks"):
+        register_index(tmp_path)
+
+
+def test_shipped_checkpoints_are_listed_with_args_and_eval_beside_them():
+    root = pathlib.Path(__file__).resolve().parents[1] / "checkpoints"
+    for entry in read_index(root):
+        assert entry["id"] in agents.available(entry["game"])
+        for key in ("path", "args", "eval"):
+            assert (root / entry[key]).exists(), f"{entry['id']}: {entry[key]} missing"
+        evaluation = json.loads((root / entry["eval"]).read_text())
+        assert evaluation["checkpoint_id"] == entry["id"]

@@ -1,0 +1,294 @@
+"""Train a MaskablePPO policy for any game by self-play, then save it as a loadable checkpoint.
+
+    python -m training.train_ppo --game sequence_v0 --total-timesteps 200000 --checkpoint-id sequence_v0/ppo-v1
+
+Reads top to bottom (CleanRL style): the ``Args`` dataclass documents every option; seeding happens in
+one place; the learner plays one seat while opponents — random, heuristic or frozen snapshots of the
+learner itself — move inside ``step()`` (see ``training/selfplay.py``). Every ``eval_every`` steps the
+policy is evaluated against fixed opponents on seeded games; the learning curve is written as CSV and
+PNG. The checkpoint folder gets ``model.zip``, ``args.json`` and ``eval.json`` side by side, and with
+``--register`` the id is added to ``checkpoints/index.json`` so ``agents.make(id)`` loads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import pathlib
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import agents
+import envs
+from agents.checkpoint import PolicyAgent, checkpoint_dir
+from training.selfplay import SelfPlayEnv
+
+
+@dataclass
+class Args:
+    game: str = "sequence_v0"
+    """game module name (one of envs.NAMES)"""
+    config: str = "{}"
+    """game config as JSON, e.g. '{"num_teams": 3}'"""
+    checkpoint_id: str = ""
+    """versioned agent id to save under, e.g. sequence_v0/ppo-v1 (default: <game>/ppo-v1)"""
+    out: str = ""
+    """checkpoint folder (default: checkpoints/<checkpoint_id>)"""
+    register: bool = False
+    """add the checkpoint to checkpoints/index.json when done"""
+    seed: int = 1
+    """seed of everything: torch, numpy, opponents, deals"""
+    total_timesteps: int = 100_000
+    """learner decisions to train on"""
+    opponents: list[str] = field(default_factory=lambda: ["random-v0"])
+    """opponent agent kinds for the pool (ids without the game prefix, e.g. random-v0 heuristic-v1)"""
+    selfplay_every: int = 0
+    """add a frozen snapshot of the learner to the opponent pool every N steps (0: off)"""
+    selfplay_max: int = 5
+    """keep at most this many snapshots in the pool (oldest dropped)"""
+    learning_rate: float = 3e-4
+    n_steps: int = 1024
+    """rollout length per update"""
+    batch_size: int = 256
+    n_epochs: int = 6
+    gamma: float = 0.995
+    ent_coef: float = 0.01
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    eval_every: int = 20_000
+    """evaluate every N steps (0: only at the end)"""
+    eval_games: int = 100
+    """seeded games per evaluation opponent"""
+    eval_opponents: list[str] = field(default_factory=lambda: ["random-v0"])
+    """opponent kinds evaluated against (same format as --opponents)"""
+    progress: bool = True
+    """show a progress bar"""
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for f in dataclasses.fields(Args):
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        doc = _field_doc(f.name)
+        if isinstance(default, bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=doc)
+        elif isinstance(default, list):
+            kind = type(default[0]) if default else str
+            parser.add_argument(flag, nargs="*", type=kind, default=default, help=doc)
+        else:
+            parser.add_argument(flag, type=type(default), default=default, help=doc)
+    ns = parser.parse_args(argv)
+    args = Args(**vars(ns))
+    if args.game not in envs.NAMES:
+        parser.error(f"--game {args.game!r} is not a game; choose from {list(envs.NAMES)}")
+    try:
+        config = json.loads(args.config)
+        assert isinstance(config, dict)
+    except (json.JSONDecodeError, AssertionError):
+        parser.error(f"--config must be a JSON object, got {args.config!r}")
+    envs.make_game(args.game, **config)  # raises ConfigError with the allowed values
+    if not args.checkpoint_id:
+        args.checkpoint_id = f"{args.game}/ppo-v1"
+    if not args.checkpoint_id.startswith(args.game + "/"):
+        parser.error(f"--checkpoint-id must start with '{args.game}/'")
+    for kind in args.opponents + args.eval_opponents:
+        agent_id = f"{args.game}/{kind}"
+        if agent_id not in agents.available(args.game):
+            parser.error(f"unknown opponent {kind!r}; available: {agents.available(args.game)}")
+    return args
+
+
+def _field_doc(name: str) -> str:
+    """The docstring under a dataclass field (the CleanRL convention), read from this file."""
+    import inspect
+
+    lines = inspect.getsource(Args).splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith(f"{name}:") and i + 1 < len(lines) and lines[i + 1].strip().startswith('"""'):
+            return lines[i + 1].strip().strip('"')
+    return name
+
+
+def evaluate_policy(model, args: Args, config: dict[str, Any], games: int, seed: int) -> dict[str, Any]:
+    """Win/draw/loss of the current policy against each eval opponent over seeded games, seats rotated."""
+    results = {}
+    n_seats = len(envs.make(args.game, raw=True, **config).possible_agents)
+    for kind in args.eval_opponents:
+        wins = draws = losses = 0
+        for g in range(games):
+            learner_seat = g % n_seats
+            seats = [agents.make(f"{args.game}/{kind}", seed=seed + 1000 * g + i) for i in range(n_seats)]
+            seats[learner_seat] = PolicyAgent(args.game, seed=seed + g, model=model)
+            record = agents.play_game(args.game, seats, seed=seed + g, config=config)
+            r = record.returns[learner_seat]
+            wins += r > 0
+            draws += r == 0
+            losses += r < 0
+        results[kind] = {"games": games, "wins": wins, "draws": draws, "losses": losses, "win_rate": wins / games}
+    return results
+
+
+def main(argv: list[str] | None = None) -> pathlib.Path:
+    args = parse_args(argv)
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    # -- seeding, in one place
+    torch.set_num_threads(1)
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    config = json.loads(args.config)
+    out = pathlib.Path(args.out) if args.out else checkpoint_dir() / args.checkpoint_id
+    out.mkdir(parents=True, exist_ok=True)
+
+    # -- opponents and the environment
+    def factory(kind: str, seed_base: int):
+        counter = iter(range(10**9))
+        return lambda: agents.make(f"{args.game}/{kind}", seed=seed_base + next(counter))
+
+    pool = [factory(kind, 10_000 * (i + 1) + args.seed) for i, kind in enumerate(args.opponents)]
+    env = SelfPlayEnv(args.game, config, opponent_pool=pool, seed=args.seed)
+    model = MaskablePPO(
+        "MlpPolicy",
+        env,
+        learning_rate=args.learning_rate,
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        n_epochs=args.n_epochs,
+        gamma=args.gamma,
+        ent_coef=args.ent_coef,
+        policy_kwargs={"net_arch": list(args.net_arch)},
+        seed=args.seed,
+        device="cpu",
+        verbose=0,
+    )
+
+    curve: list[dict[str, Any]] = []
+    snapshots: list[Any] = []
+
+    class Monitor(BaseCallback):
+        """Episode returns, periodic evaluation and self-play snapshots (fixed metric names)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.returns: list[float] = []
+            self.next_eval = args.eval_every or None
+            self.next_snapshot = args.selfplay_every or None
+            self.started = time.time()
+
+        def _on_step(self) -> bool:
+            for info in self.locals.get("infos", []):
+                if "episode_seed" in info:
+                    self.returns.append(env.last_episode["reward"])
+            step = self.num_timesteps
+            if self.next_snapshot and step >= self.next_snapshot:
+                self.next_snapshot += args.selfplay_every
+                frozen = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": list(args.net_arch)}, device="cpu")
+                frozen.policy.load_state_dict(model.policy.state_dict())
+                snapshots.append(lambda m=frozen: PolicyAgent(args.game, model=m, deterministic=False, seed=step))
+                del snapshots[: -args.selfplay_max]
+                env.pool[:] = pool + snapshots
+            if self.next_eval and step >= self.next_eval:
+                self.next_eval += args.eval_every
+                self._evaluate(step)
+            return True
+
+        def _evaluate(self, step: int) -> None:
+            result = evaluate_policy(model, args, config, args.eval_games, seed=10**6)
+            recent = self.returns[-200:]
+            curve.append(
+                {
+                    "step": step,
+                    "seconds": round(time.time() - self.started, 1),
+                    "train/mean_return": float(np.mean(recent)) if recent else None,
+                    **{f"eval/win_rate_vs_{k}": v["win_rate"] for k, v in result.items()},
+                }
+            )
+
+    monitor = Monitor()
+    model.learn(total_timesteps=args.total_timesteps, callback=monitor, progress_bar=args.progress)
+    if not curve or curve[-1]["step"] != model.num_timesteps:
+        monitor._evaluate(model.num_timesteps)
+
+    # -- save the checkpoint with its args and evaluation beside it
+    model.save(out / "model.zip")
+    (out / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
+    final = evaluate_policy(model, args, config, args.eval_games, seed=2 * 10**6)
+    (out / "eval.json").write_text(
+        json.dumps(
+            {
+                "checkpoint_id": args.checkpoint_id,
+                "game": args.game,
+                "config": envs.make_game(args.game, **config).config,
+                "final": final,
+                "learning_curve": curve,
+                "note": "final: fresh seeds, seats rotated; learner plays deterministically (argmax of legal actions)",
+            },
+            indent=2,
+        )
+    )
+    write_curve(curve, out / "learning_curve.png", args.checkpoint_id)
+    if args.register:
+        register_in_index(args, config, out)
+    print(json.dumps({"checkpoint": str(out), "final": final}, indent=2))
+    return out
+
+
+def write_curve(curve: list[dict[str, Any]], path: pathlib.Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    steps = [c["step"] for c in curve]
+    for key in sorted({k for c in curve for k in c if k.startswith("eval/")}):
+        ax.plot(steps, [c.get(key) for c in curve], marker="o", label=key.replace("eval/", ""))
+    train = [c["train/mean_return"] for c in curve]
+    if any(v is not None for v in train):
+        ax.plot(steps, [np.nan if v is None else (v + 1) / 2 for v in train], ls="--", label="train (return+1)/2")
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("learner steps")
+    ax.set_ylabel("win rate")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def register_in_index(args: Args, config: dict[str, Any], out: pathlib.Path) -> None:
+    folder = checkpoint_dir()
+    index_path = folder / "index.json"
+    data = json.loads(index_path.read_text()) if index_path.exists() else {"checkpoints": []}
+    entries = [e for e in data["checkpoints"] if e["id"] != args.checkpoint_id]
+    try:
+        rel = out.resolve().relative_to(folder.resolve())
+    except ValueError:
+        rel = out.resolve()
+    entries.append(
+        {
+            "id": args.checkpoint_id,
+            "game": args.game,
+            "config": envs.make_game(args.game, **config).config,
+            "path": str(rel / "model.zip"),
+            "args": str(rel / "args.json"),
+            "eval": str(rel / "eval.json"),
+            "description": f"MaskablePPO vs {', '.join(args.opponents)}"
+            + (f" + self-play snapshots every {args.selfplay_every} steps" if args.selfplay_every else "")
+            + f", {args.total_timesteps} steps",
+        }
+    )
+    data["checkpoints"] = sorted(entries, key=lambda e: e["id"])
+    index_path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
