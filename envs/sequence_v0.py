@@ -80,7 +80,7 @@ CONFIGS = {
     "3teams": {"num_teams": 3},
     "3x2-generated-nodead": {"num_teams": 3, "players_per_team": 2, "layout": "generated", "dead_cards": False},
 }
-FUZZ_GAMES = 30
+FUZZ_GAMES = 60
 BENCHMARK_CONFIGS = {"2 players": {}, "2 teams of 2": {"players_per_team": 2}, "3 teams": {"num_teams": 3}}
 
 __all__ = ["CONFIGS", "Game", "env", "raw_env"]

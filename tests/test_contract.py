@@ -302,3 +302,19 @@ def test_core_states_check_contract_on_initial_positions():
         for config in module(name).CONFIGS.values():
             game = module(name).Game(**config)
             check_state(game.new_initial_state(0))
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_registry_passes_max_cycles_through(name):
+    import pettingzoo
+
+    env = pettingzoo.make("aec", envs.registry_id(name), max_cycles=1)
+    env.reset(seed=0)
+    n = len(env.possible_agents)
+    steps = 0
+    while not any(env.truncations.values()) and not any(env.terminations.values()):
+        mask = env.observe(env.agent_selection)["action_mask"]
+        env.step(int(np.flatnonzero(mask)[0]))
+        steps += 1
+    assert env.unwrapped.max_cycles == 1
+    assert steps <= n and (steps == n or any(env.terminations.values()))
