@@ -54,8 +54,28 @@ def read_index(folder: pathlib.Path | None = None) -> list[dict[str, Any]]:
     return entries
 
 
+_LOADED: dict[tuple[str, float, str, str], Any] = {}
+
+
 def load_policy(model_path: pathlib.Path, game_name: str, config: dict[str, Any]):
-    """Load a MaskablePPO zip and check that it fits ``game_name`` with ``config``."""
+    """Load a MaskablePPO zip and check that it fits ``game_name`` with ``config``.
+
+    Loaded models are cached by path, modification time, game and config, so an evaluation that
+    builds a fresh agent for every game loads each checkpoint once per process.
+    """
+    model_path = pathlib.Path(model_path)
+    key = None
+    if model_path.exists():
+        key = (str(model_path.resolve()), model_path.stat().st_mtime, game_name, json.dumps(config, sort_keys=True))
+        if key in _LOADED:
+            return _LOADED[key]
+    model = _load_policy(model_path, game_name, config)
+    if key is not None:
+        _LOADED[key] = model
+    return model
+
+
+def _load_policy(model_path: pathlib.Path, game_name: str, config: dict[str, Any]):
     import envs
 
     if not model_path.exists():

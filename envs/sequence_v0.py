@@ -6,7 +6,7 @@ Registry id         ``pettingzoo.make("aec", "tabletop/sequence-v0")``
 Agents              ``player_0 … player_{n-1}``, n = ``num_teams × players_per_team`` (2–12)
 Teams               seat ``i`` plays for team ``i % num_teams`` (team-mates never sit side by side)
 Action space        ``Discrete(349)``
-Observation         ``{"observation": Box(0, 1, (610,), float32), "action_mask": Box(0, 1, (349,), int8)}``
+Observation         ``{"observation": Box(0, 1, (710,), float32), "action_mask": Box(0, 1, (349,), int8)}``
 Rewards             at the end only: +1 each seat of the winning team, −1 every other seat, 0 all on a draw
                     or truncation
 Truncation          after ``max_cycles`` (default 500) × n actions in total
@@ -30,7 +30,7 @@ row 0 at the top of the printed board.
 ``env.unwrapped.action_to_string(a)`` names any action (``"place 5D r2c5"``, ``"wild r4c4"``,
 ``"remove r7c1"``, ``"dead QH"``, ``"pass"``).
 
-Observation layout (610 float32 values, from the acting seat's point of view)
+Observation layout (710 float32 values, from the acting seat's point of view)
 ------------------------------------------------------------------------------
 ================  ===========================================================================
 0–99              chips of the seat's own team

@@ -1,0 +1,270 @@
+"""The evaluation harness: statistics, seat rotation, scoring and the command line (sequence_v0 only)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+import envs
+from training import evaluate as ev
+from training.stats import bradley_terry, expected_score, pairwise_table, wilson_interval
+
+RANDOM = "sequence_v0/random-v0"
+HEURISTIC = "sequence_v0/heuristic-v1"
+NOISY = "sequence_v0/heuristic-noisy-v1"
+
+
+# ----------------------------------------------------------------------------------------------
+# Statistics
+
+
+@pytest.mark.parametrize(
+    "wins,n,lo,hi",
+    [
+        (5, 10, 0.2366, 0.7634),
+        (8, 10, 0.4902, 0.9433),
+        (0, 10, 0.0, 0.2775),
+        (10, 10, 0.7225, 1.0),
+        (50, 100, 0.4038, 0.5962),
+        (90, 100, 0.8256, 0.9448),
+    ],
+)
+def test_wilson_interval_matches_published_values(wins, n, lo, hi):
+    got = wilson_interval(wins, n)
+    assert got[0] == pytest.approx(lo, abs=1e-4)
+    assert got[1] == pytest.approx(hi, abs=1e-4)
+
+
+def test_wilson_interval_edge_cases():
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        wilson_interval(3, 2)
+    narrow = wilson_interval(360, 400)
+    assert narrow[1] - narrow[0] < 0.10  # 400 games: under +-5 points around 90%
+
+
+def _games(a, b, wins_a, total):
+    return [(a, b, 1.0)] * wins_a + [(a, b, 0.0)] * (total - wins_a)
+
+
+def test_bradley_terry_orders_a_synthetic_league():
+    outcomes = _games("A", "B", 70, 100) + _games("B", "C", 70, 100) + _games("A", "C", 85, 100)
+    outcomes += [("C", "A", 0.5)] * 10  # draws count half each way
+    ratings = bradley_terry(["A", "B", "C"], outcomes)
+    assert ratings["A"] > ratings["B"] > ratings["C"]
+    assert sum(ratings.values()) / 3 == pytest.approx(1500.0)
+    assert expected_score(ratings["A"], ratings["C"]) > 0.75
+
+
+def test_bradley_terry_recovers_the_elo_gap_of_a_known_win_rate():
+    # 75% against one opponent is a strength ratio of 3: 400 * log10(3) = 190.8 points.
+    ratings = bradley_terry(["x", "y"], _games("x", "y", 750, 1000), prior_games=0)
+    assert ratings["x"] - ratings["y"] == pytest.approx(400 * math.log10(3), abs=0.5)
+    even = bradley_terry(["x", "y"], _games("x", "y", 50, 100))
+    assert even["x"] == pytest.approx(even["y"], abs=1e-6)
+
+
+def test_bradley_terry_keeps_an_unbeaten_agent_finite():
+    ratings = bradley_terry(["strong", "weak"], _games("strong", "weak", 40, 40))
+    assert math.isfinite(ratings["strong"]) and ratings["strong"] > ratings["weak"] + 300
+
+
+def test_pairwise_table_is_antisymmetric():
+    table = pairwise_table(["a", "b"], _games("a", "b", 3, 4) + [("b", "a", 0.5)])
+    assert table["a"]["b"] == pytest.approx(3.5 / 5)
+    assert table["a"]["b"] + table["b"]["a"] == pytest.approx(1.0)
+
+
+# ----------------------------------------------------------------------------------------------
+# Scheduling and seat rotation
+
+
+def test_two_teams_of_two_share_one_agent_per_team_and_alternate_sides():
+    config = {"players_per_team": 2}
+    players, teams = ev.table_facts("sequence_v0", config)
+    assert (players, teams) == (4, 2)
+    tasks, counts = ev.schedule("sequence_v0", config, [(HEURISTIC, RANDOM)], games=8, seed=5)
+    assert counts == [8]
+    sides = Counter()
+    deals = Counter()
+    for task in tasks:
+        seats = ev.seat_agents(task.teams, players)
+        assert seats[0] == seats[2] and seats[1] == seats[3] and seats[0] != seats[1]
+        sides[(seats[0], "team 0")] += 1
+        sides[(seats[1], "team 1")] += 1
+        deals[(task.deal_seed, task.teams)] += 1
+    assert sides == {(HEURISTIC, "team 0"): 4, (RANDOM, "team 0"): 4, (HEURISTIC, "team 1"): 4, (RANDOM, "team 1"): 4}
+    # Duplicate style: every deal seed is played once with each side assignment.
+    assert sorted({seed for seed, _ in deals}) == [5, 6, 7, 8]
+    assert all(n == 1 for n in deals.values()) and len(deals) == 8
+
+
+def test_three_teams_rotate_the_lone_agent_over_every_side_and_round_up():
+    config = {"num_teams": 3, "players_per_team": 2}
+    players, teams = ev.table_facts("sequence_v0", config)
+    assert (players, teams) == (6, 3)
+    tasks, counts = ev.schedule("sequence_v0", config, [(HEURISTIC, RANDOM, RANDOM)], games=4)
+    assert counts == [6]  # rounded up to two full cycles of the three orderings
+    hero_side = Counter()
+    for task in tasks:
+        seats = ev.seat_agents(task.teams, players)
+        for s in range(players):
+            assert seats[s] == seats[s % 3]  # seat -> team is seat % num_teams
+        hero_side[seats.index(HEURISTIC)] += 1
+        assert seats.count(HEURISTIC) == 2
+    assert hero_side == {0: 2, 1: 2, 2: 2}
+
+
+def test_round_robin_lineups():
+    assert ev.round_robin(["a", "b", "c"], 2) == [("a", "b"), ("a", "c"), ("b", "c")]
+    three = ev.round_robin(["a", "b"], 3)
+    assert three == [("a", "b", "b"), ("b", "a", "a")]
+    with pytest.raises(ValueError):
+        ev.round_robin(["a", "a"], 2)
+    assert len(ev.orderings(("a", "b", "c"))) == 6
+
+
+def test_results_do_not_depend_on_the_number_of_workers():
+    lineups = [(HEURISTIC, RANDOM)]
+    one = ev.evaluate("sequence_v0", lineups, games=4, workers=1, progress=False)
+    two = ev.evaluate("sequence_v0", lineups, games=4, workers=2, progress=False)
+    assert one["games"] == two["games"]
+
+
+def test_spawned_workers_rebuild_agents_from_ids_and_seeds():
+    lineups = [(NOISY, RANDOM)]
+    inline = ev.evaluate("sequence_v0", lineups, games=2, workers=1, progress=False)
+    spawned = ev.evaluate("sequence_v0", lineups, games=2, workers=2, progress=False, start_method="spawn")
+    assert inline["games"] == spawned["games"]
+
+
+def test_time_budget_keeps_whole_rotation_cycles_only():
+    tasks, _ = ev.schedule("sequence_v0", {"num_teams": 3}, [(HEURISTIC, RANDOM, RANDOM)], games=30)
+    assert ev.play_all(tasks, progress=False, budget_s=0.0) == []  # nothing starts after the deadline
+    report = ev.evaluate("sequence_v0", [(HEURISTIC, RANDOM, RANDOM)], games=3000, config={"num_teams": 3},
+                         progress=False, budget_s=1.0)
+    played = report["games_per_lineup"][0]
+    assert 0 < played < 3000 and played % 3 == 0
+    sides = Counter(g["teams"].index(HEURISTIC) for g in report["games"])
+    assert sides[0] == sides[1] == sides[2]
+
+
+def test_the_heuristic_team_is_the_one_that_wins_in_team_games():
+    report = ev.evaluate("sequence_v0", [(HEURISTIC, RANDOM)], games=6, config={"players_per_team": 2},
+                         progress=False)
+    line = {a["agent"]: a for a in report["lineups"][0]["agents"]}
+    assert line[HEURISTIC]["wins"] >= 5 and line[RANDOM]["losses"] >= 5
+    for game in report["games"]:
+        assert len(game["team_returns"]) == 2
+
+
+# ----------------------------------------------------------------------------------------------
+# Scoring
+
+
+def test_scoring_rules():
+    assert ev.score_game([1.0, -1.0], truncated=False) == ([0], [1.0, 2.0])
+    assert ev.score_game([0.0, 0.0], truncated=False) == ([], [1.5, 1.5])  # a drawn game
+    assert ev.score_game([0.0, 0.0], truncated=True)[0] == []
+    assert ev.score_game([-1.0, 1.0, -1.0], truncated=False) == ([1], [2.5, 1.0, 2.5])
+    assert ev.score_game([0.0, 0.0, 0.0], truncated=False)[0] == []  # all tied: nobody wins
+    assert ev.score_game([5.0, 2.0, 0.0], truncated=True) == ([], [2.0, 2.0, 2.0])  # multi: no win
+
+
+def test_pairwise_comparisons_skip_team_mates_of_one_agent():
+    game = {"teams": [HEURISTIC, RANDOM, RANDOM], "team_returns": [-1.0, 1.0, -1.0], "truncated": False}
+    assert ev.pairwise_outcomes(game) == [(HEURISTIC, RANDOM, 0.0), (HEURISTIC, RANDOM, 0.5)]
+    assert ev.pairwise_outcomes(dict(game, truncated=True)) == [(HEURISTIC, RANDOM, 0.5)] * 2
+    two = {"teams": [RANDOM, HEURISTIC], "team_returns": [-1.0, 1.0], "truncated": False}
+    assert ev.pairwise_outcomes(two) == [(RANDOM, HEURISTIC, 0.0)]
+    assert ev.pairwise_outcomes(dict(two, team_returns=[0.0, 0.0])) == [(RANDOM, HEURISTIC, 0.5)]
+
+
+@pytest.mark.parametrize("config", [{}, {"num_teams": 3}], ids=["2p", "3teams"])
+def test_truncated_games_are_draws_not_wins(config):
+    players, teams = ev.table_facts("sequence_v0", config)
+    lineup = (HEURISTIC,) + (RANDOM,) * (teams - 1)
+    report = ev.evaluate("sequence_v0", [lineup], games=teams * 2, config=dict(config, max_cycles=1),
+                         progress=False)
+    assert all(g["truncated"] for g in report["games"])
+    for line in report["lineups"][0]["agents"]:
+        assert line["wins"] == 0 and line["losses"] == 0 and line["draws"] == line["games"]
+    assert report["league"]["pairwise_score"][HEURISTIC][RANDOM] == pytest.approx(0.5)
+    ratings = report["league"]["elo"]
+    assert ratings[HEURISTIC] == pytest.approx(ratings[RANDOM])
+
+
+# ----------------------------------------------------------------------------------------------
+# Command line
+
+
+def test_parse_config_reads_json_values():
+    got = ev.parse_config(["num_teams=3", "layout=generated", "sequences_to_win=null", "dead_cards=false"])
+    assert got == {"num_teams": 3, "layout": "generated", "sequences_to_win": None, "dead_cards": False}
+    with pytest.raises(SystemExit):
+        ev.parse_config(["oops"])
+
+
+def test_command_line_end_to_end(tmp_path):
+    out = tmp_path / "random"
+    done = subprocess.run(
+        [sys.executable, "-m", "training.evaluate", "--game", "sequence_v0", "--lineup", "random-v0", "random-v0",
+         "--games", "4", "--workers", "1", "--out", str(out), "--no-progress"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "random-v0" in done.stdout
+    report = json.loads((out / "results.json").read_text())
+    assert report["game"] == "sequence_v0" and report["games_per_lineup"] == [4]
+    assert len(report["games"]) == 4
+    assert (out / "winrates.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_command_line_league_writes_heat_map(tmp_path, capsys):
+    out = tmp_path / "league"
+    code = ev.main(["--agents", "random-v0", "heuristic-v1", "heuristic-noisy-v1", "--games", "4",
+                    "--workers", "1", "--out", str(out), "--no-progress", "--config", "players_per_team=2"])
+    assert code == 0
+    report = json.loads((out / "results.json").read_text())
+    assert report["config"] == {"players_per_team": 2}
+    assert len(report["lineups"]) == 3
+    elo = report["league"]["elo"]
+    assert elo[HEURISTIC] > elo[RANDOM] and elo[NOISY] > elo[RANDOM]
+    assert (out / "league.png").exists() and (out / "winrates.png").exists()
+    assert "league" in capsys.readouterr().out
+
+
+def test_all_mode_covers_every_listed_game(tmp_path, monkeypatch):
+    monkeypatch.setattr(envs, "NAMES", ("sequence_v0",))  # other games may be unfinished
+    code = ev.main(["--all", "--games", "2", "--workers", "1", "--out", str(tmp_path), "--no-progress"])
+    assert code == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert set(summary["games"]) == {"sequence_v0"}
+    assert (tmp_path / "sequence_v0" / "results.json").exists()
+    assert RANDOM in summary["games"]["sequence_v0"]["elo"]
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--agents", "nosuch-v1", "random-v0"], "available"),
+        (["--agents", "random-v0"], "two different agents"),
+        (["--lineup", "random-v0", "random-v0", "--config", "num_teams=3"], "3 teams"),
+        (["--agents", "random-v0", "heuristic-v1", "--config", "num_teams=7"], "num_teams"),
+        (["--game", "nosuch_v0", "--agents", "random-v0", "heuristic-v1"], "unknown game"),
+        (["--all", "--config", "num_teams=3"], "default config"),
+    ],
+)
+def test_command_line_errors_say_what_is_wrong(argv, message):
+    with pytest.raises(SystemExit, match=message):
+        ev.main(argv + ["--games", "2", "--workers", "1", "--no-progress"])
+
+
+def test_all_mode_leaves_out_agents_that_cannot_sit_at_the_table():
+    assert ev._cannot_play(HEURISTIC, "sequence_v0", {}) is None
+    assert "no agent registered" in ev._cannot_play("sequence_v0/nosuch-v1", "sequence_v0", {})
