@@ -121,13 +121,7 @@ class TabletopEnv(AECEnv):
         self.infos = {a: {} for a in self.agents}
         self._skip_agent_selection = None
         self._rewards_dirty = False
-        state = self.state_obj
-        if state.is_terminal():
-            self._finish(state.returns(), truncated=False)
-        elif self._steps >= self._max_steps:
-            self._finish(state.truncation_returns(), truncated=True)
-        else:
-            self.agent_selection = self.possible_agents[state.current_player()]
+        self._advance()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         state = self.state_obj
@@ -169,12 +163,7 @@ class TabletopEnv(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         state.apply_action(int(action))
         self._steps += 1
-        if state.is_terminal():
-            self._finish(state.returns(), truncated=False)
-        elif self._steps >= self._max_steps:
-            self._finish(state.truncation_returns(), truncated=True)
-        else:
-            self.agent_selection = self.possible_agents[state.current_player()]
+        self._advance()
 
     def render(self) -> Any:
         if self.render_mode is None:
@@ -226,6 +215,16 @@ class TabletopEnv(AECEnv):
             raise StateError(f"saved state's env.steps must be an integer >= 0, got {steps!r}")
         self.state_obj = state
         self._steps = steps
+
+    def _advance(self) -> None:
+        """After a reset or an action: end the episode, or hand the turn to the seat that must act."""
+        state = self.state_obj
+        if state.is_terminal():
+            self._finish(state.returns(), truncated=False)
+        elif self._steps >= self._max_steps:
+            self._finish(state.truncation_returns(), truncated=True)
+        else:
+            self.agent_selection = self.possible_agents[state.current_player()]
 
     def _finish(self, returns: list[float], truncated: bool) -> None:
         for i, a in enumerate(self.possible_agents):
