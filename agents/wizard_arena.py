@@ -1,0 +1,258 @@
+"""Wizard Arena players.
+
+``wizard_arena_v0/heuristic-v1`` reads only its seat's ``view`` (the whole public state) and the
+action mask:
+
+* moving: every legal step (and staying) is scored by the encounters it would bring nearer — weaker
+  sides to beat, solos it would lead or absorb, and Gary when the odds are good attract; parties it
+  would only follow and stronger sides repel; every pull fades with the walking distance around
+  obstacles (where the whole line would stand after the step); squeezes cost a little;
+* alliances: accepts when it would lead the new party, or follow into the strongest side on the map,
+  unless uniting everyone would end the game while it does not rank in the upper half (a tie in the
+  middle is worth nothing);
+* Gary: challenges when the exact best-of-three odds are good enough — long odds while HP is
+  plentiful (a loss costs HP, not score), an even bet without health, near certainty when a loss
+  could kill;
+* rewards: health when low on HP, strength until beating Gary is near certain, otherwise score.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from agents.registry import register
+
+GAME = "wizard_arena_v0"
+DIRECTIONS = ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1))
+STAY, ALLY_ACCEPT, ALLY_DECLINE, CHALLENGE, NO_CHALLENGE = 8, 9, 10, 11, 12
+REWARD_SCORE, REWARD_STRENGTH, REWARD_HEALTH = 13, 14, 15
+
+
+_DISTANCES: dict[tuple[str, ...], dict[int, list[int]]] = {}
+
+
+def walking_distances(terrain: list[str], source: int) -> list[int]:
+    """Steps from ``source`` to every cell over passable ground (8 neighbours, bots ignored);
+    unreachable cells and obstacles get a large number. Cached per map and source."""
+    key = tuple(terrain)
+    table = _DISTANCES.get(key)
+    if table is None:
+        if len(_DISTANCES) > 32:
+            _DISTANCES.clear()
+        table = _DISTANCES[key] = {}
+    dist = table.get(source)
+    if dist is None:
+        size = len(terrain)
+        far = 4 * size * size
+        dist = [far] * (size * size)
+        dist[source] = 0
+        frontier = [source]
+        while frontier:
+            nxt = []
+            for cell in frontier:
+                r, c = divmod(cell, size)
+                d = dist[cell] + 1
+                for dr, dc in DIRECTIONS:
+                    rr, cc = r + dr, c + dc
+                    if 0 <= rr < size and 0 <= cc < size and terrain[rr][cc] == ".":
+                        other = rr * size + cc
+                        if dist[other] > d:
+                            dist[other] = d
+                            nxt.append(other)
+            frontier = nxt
+        table[source] = dist
+    return dist
+
+
+@lru_cache(maxsize=65536)
+def win_probability(mine: int, theirs: int) -> float:
+    """Chance that strength ``mine`` (tenths) wins best of three D20 bouts against ``theirs``
+    (tied bouts rolled again)."""
+    wins = losses = 0
+    for x in range(1, 21):
+        for y in range(1, 21):
+            a, b = x * mine, y * theirs
+            wins += a > b
+            losses += a < b
+    if wins + losses == 0:
+        return 0.5
+    p = wins / (wins + losses)
+    return p * p * (3 - 2 * p)
+
+
+class HeuristicAgent(Agent):
+    """Greedy one-step scorer over the public state (see the module docstring)."""
+
+    def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
+        mask = observation["action_mask"]
+        legal = [int(a) for a in np.flatnonzero(mask)]
+        if len(legal) == 1:
+            return legal[0]
+        phase = view["phase"]
+        me = view["seat"]
+        if phase == "ally":
+            return ALLY_ACCEPT if self._ally_pays(view, me) else ALLY_DECLINE
+        if phase == "gary":
+            return CHALLENGE if self._gary_pays(view, me) else NO_CHALLENGE
+        if phase == "reward":
+            return self._pick_reward(view, me, legal)
+        return self._pick_move(view, me, legal)
+
+    # -----------------------------------------------------------------------------------------
+    @staticmethod
+    def _sides(view: dict[str, Any]) -> dict[int, list[int]]:
+        n = len(view["pos"])
+        leader_of = list(range(n))
+        sides: dict[int, list[int]] = {}
+        for line in view["parties"]:
+            for m in line:
+                leader_of[m] = line[0]
+            sides[line[0]] = list(line)
+        for i in range(n):
+            if view["alive"][i] and leader_of[i] == i and i not in sides:
+                sides[i] = [i]
+        return sides
+
+    @staticmethod
+    def _my_rank(view: dict[str, Any], me: int) -> float:
+        keys = list(zip(view["score"], view["strength_tenths"]))
+        better = sum(k > keys[me] for k in keys)
+        equal = sum(k == keys[me] for k in keys)
+        return better + (equal + 1) / 2
+
+    @staticmethod
+    def _would_lead(view: dict[str, Any], me: int, other: int) -> bool:
+        st, sc = view["strength_tenths"], view["score"]
+        return (st[me], sc[me], -me) > (st[other], sc[other], -other)
+
+    def _ally_pays(self, view: dict[str, Any], me: int) -> bool:
+        sides = self._sides(view)
+        if len(sides) <= 2:  # an alliance would end the game now: only if it pays to stop here
+            return self._my_rank(view, me) < (len(view["pos"]) + 1) / 2
+        a, b = view["ally"]
+        other = b if a == me else a
+        if self._would_lead(view, me, other):
+            return True
+        # Following only pays when the new party would be the strongest side (it wins battles, +1 each).
+        return self._strongest_if_united(view, sides, me, other)
+
+    @staticmethod
+    def _strongest_if_united(view: dict[str, Any], sides: dict[int, list[int]], me: int, other: int) -> bool:
+        st = view["strength_tenths"]
+        united = st[me] + st[other]
+        rest = [sum(st[m] for m in line) for lead, line in sides.items() if lead not in (me, other)]
+        return united > max(rest, default=0)
+
+    def _gary_pays(self, view: dict[str, Any], me: int) -> bool:
+        st = view["strength_tenths"]
+        sides = self._sides(view)
+        mine = sum(st[m] for m in sides.get(me, [me]))
+        gary = int(round(self.config.get("gary_strength", 3.0) * 10))
+        return win_probability(mine, gary) >= self._gary_threshold(view, me)
+
+    def _gary_threshold(self, view: dict[str, Any], me: int) -> float:
+        """Least odds worth a challenge. With health on a loss costs HP, not score, so even long
+        odds pay while HP is plentiful; a loss that could kill needs near certainty."""
+        if self.config.get("health", 10) == 0:
+            return 0.5  # a loss costs 2 score: an even bet at best
+        hp = view["hp"][me]
+        if hp <= 2:
+            return 0.8
+        return 0.5 if hp <= 4 else 0.2
+
+    def _pick_reward(self, view: dict[str, Any], me: int, legal: list[int]) -> int:
+        health = self.config.get("health", 10)
+        gary = int(round(self.config.get("gary_strength", 3.0) * 10))
+        if REWARD_HEALTH in legal and view["hp"][me] <= max(3, health // 3):
+            return REWARD_HEALTH
+        st = view["strength_tenths"]
+        mine = sum(st[m] for m in self._sides(view).get(me, [me]))
+        if win_probability(mine, gary) < 0.9:  # grow until beating Gary is near certain
+            return REWARD_STRENGTH
+        return REWARD_SCORE
+
+    # -----------------------------------------------------------------------------------------
+    def _encounter_value(self, view, me, my_side, lead, other) -> float:
+        """Expected gain (score-like units) of meeting the side ``other`` led by ``lead``."""
+        st = view["strength_tenths"]
+        mine = sum(st[m] for m in my_side)
+        theirs = sum(st[m] for m in other)
+        i_solo, o_solo = len(my_side) == 1, len(other) == 1
+        merges = (i_solo and o_solo) or (i_solo and st[lead] >= st[me]) or (o_solo and st[me] >= st[lead])
+        if merges and len(self._sides(view)) == 2:
+            # Uniting the last two sides ends the game: only worth it when ranked first outright.
+            return 1.0 if self._my_rank(view, me) == 1.0 else -1.0
+        if i_solo and o_solo:
+            if self._would_lead(view, me, lead):
+                return 0.6
+            return 0.2 if self._strongest_if_united(view, self._sides(view), me, lead) else -0.1
+        if i_solo and st[lead] >= st[me]:
+            return -0.2  # we would join as a follower: it scores little and never acts
+        if o_solo and st[me] >= st[lead]:
+            gary = int(round(self.config.get("gary_strength", 3.0) * 10))
+            # the solo joins us: worth most while the party is still too weak for Gary
+            return 0.8 if win_probability(mine, gary) < 0.55 else 0.2
+        p = win_probability(mine, theirs)
+        lose_cost = 1.0 + 0.5 * len(my_side)  # −1 score, HP, and the party is gone
+        health = self.config.get("health", 10)
+        if health > 0 and view["hp"][me] <= 3:
+            lose_cost += 3.0
+        gain = 2.0 + 0.5 * (len(other) - 1)
+        return p * gain - (1 - p) * lose_cost
+
+    def _pick_move(self, view: dict[str, Any], me: int, legal: list[int]) -> int:
+        size = len(view["terrain"])
+        terrain = view["terrain"]
+        pos = view["pos"]
+        sides = self._sides(view)
+        my_side = sides.get(me, [me])
+        here = pos[me]
+        r0, c0 = divmod(here, size)
+        others = []
+        for lead, line in sides.items():
+            if lead == me:
+                continue
+            value = self._encounter_value(view, me, my_side, lead, line)
+            others.append((value, [walking_distances(terrain, pos[m]) for m in line]))
+        gary_value = 0.0
+        st = view["strength_tenths"]
+        gary_strength = int(round(self.config.get("gary_strength", 3.0) * 10))
+        p = win_probability(sum(st[m] for m in my_side), gary_strength)
+        if p >= self._gary_threshold(view, me):
+            loss = 2.0 if self.config.get("health", 10) == 0 else 0.5
+            gary_value = 1.5 * (2 * p - loss * (1 - p))
+        gary_dist = walking_distances(terrain, view["gary"])
+        line_cells = [pos[m] for m in my_side]
+        best, best_value = STAY, -1e9
+        for a in legal:
+            if a == STAY:
+                cell = here
+                mine = line_cells
+            else:
+                dr, dc = DIRECTIONS[a]
+                cell = (r0 + dr) * size + c0 + dc
+                # where my line would stand: the leader on the new cell, each follower a cell ahead
+                mine = [cell] + line_cells[:-1]
+            value = 0.0
+            for v, tables in others:
+                d = min(t[m] for t in tables for m in mine)
+                value += v if d <= 1 else v * 0.75 ** (d - 1)
+            if gary_value > 0:
+                d = gary_dist[cell]
+                value += gary_value * (1.0 if d <= 1 else 0.9 ** (d - 1))
+            if a != STAY and a % 2 == 1:  # diagonal: is it a squeeze?
+                dr, dc = DIRECTIONS[a]
+                if terrain[r0 + dr][c0] != "." and terrain[r0][c0 + dc] != ".":
+                    value -= 0.15 if len(my_side) > 1 else 0.1
+            value += self.rng.random() * 1e-3
+            if value > best_value:
+                best, best_value = a, value
+        return best
+
+
+register(f"{GAME}/heuristic-v1", HeuristicAgent,
+         "greedy scorer: allies, absorbs weaker sides, avoids stronger ones, challenges Gary on good odds")

@@ -1,0 +1,909 @@
+"""Wizard Arena rules: bots roam a map, ally into single-file parties, battle, challenge Gary the
+Wizard, die into gravestones; ranked by score, then strength.
+
+Everything here is pure game logic over plain Python lists; ``envs/wizard_arena/game.py`` adds the
+configuration, observations and rendering. See ``RULES.md`` beside this file for the rules as
+implemented and every interpretation made.
+
+Strength is kept in integer tenths (``10`` means 1.0) so that comparisons and ties are exact.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+
+from envs.core import TERMINAL, State, rng_to_json
+from envs.wizard_arena.map import DIRECTION_NAMES, ArenaMap, chebyshev
+
+# ---------------------------------------------------------------------------------------------
+# Actions
+STAY = 8
+ALLY_ACCEPT, ALLY_DECLINE = 9, 10
+CHALLENGE, NO_CHALLENGE = 11, 12
+REWARD_SCORE, REWARD_STRENGTH, REWARD_HEALTH = 13, 14, 15
+NUM_ACTIONS = 16
+ACTION_NAMES = tuple(f"move {d}" for d in DIRECTION_NAMES) + (
+    "stay", "ally accept", "ally decline", "challenge Gary", "leave Gary",
+    "reward score", "reward strength", "reward health",
+)
+
+# Phases
+MOVE, ALLY, GARY, REWARD, OVER = "move", "ally", "gary", "reward", "over"
+PHASES = (MOVE, ALLY, GARY, REWARD, OVER)
+
+# Per-bot event counters (the score and HP invariants are checked against them).
+C_WON_LED, C_WON_MEMBER, C_LOST_LED, C_LOST_MEMBER = 0, 1, 2, 3
+C_GARY_WON, C_GARY_LOST, C_REWARD_SCORE, C_REWARD_STRENGTH, C_REWARD_HEALTH = 4, 5, 6, 7, 8
+C_SQUEEZES, C_HP_LOST, C_JOINED, C_START_SCORE, C_START_HP = 9, 10, 11, 12, 13
+COUNTER_NAMES = (
+    "battles_won_as_leader", "battles_won_as_member", "battles_lost_as_leader", "battles_lost_as_member",
+    "gary_won", "gary_lost", "reward_score", "reward_strength", "reward_health",
+    "squeezes", "hp_lost", "alliances_and_joins", "start_score", "start_hp",
+)
+NUM_COUNTERS = len(COUNTER_NAMES)
+
+PLACEMENT_BUDGET = 4000  # node budget of the line re-forming search
+
+
+def rank_rewards(score: list[int], strength: list[int]) -> list[float]:
+    """Reward 1 − 2(rank − 1)/(n − 1) by (score, strength), equal bots sharing their mean rank."""
+    n = len(score)
+    keys = [(score[i], strength[i]) for i in range(n)]
+    order = sorted(range(n), key=lambda i: keys[i], reverse=True)
+    ranks = [0.0] * n
+    k = 0
+    while k < n:
+        j = k
+        while j + 1 < n and keys[order[j + 1]] == keys[order[k]]:
+            j += 1
+        mean_rank = (k + 1 + j + 1) / 2.0
+        for m in range(k, j + 1):
+            ranks[order[m]] = mean_rank
+        k = j + 1
+    if n == 1:
+        return [0.0]
+    return [1.0 - 2.0 * (r - 1.0) / (n - 1) for r in ranks]
+
+
+def final_ranks(score: list[int], strength: list[int]) -> list[float]:
+    """The (possibly shared, fractional) rank of every bot, 1 = best."""
+    n = len(score)
+    if n == 1:
+        return [1.0]
+    return [1.0 + (1.0 - r) * (n - 1) / 2.0 for r in rank_rewards(score, strength)]
+
+
+class ArenaState(State):
+    """One position of Wizard Arena."""
+
+    __slots__ = (
+        "map", "n", "health", "gary_strength", "gary_roams", "rng",
+        "pos", "hp", "max_hp", "strength", "score", "alive", "counters",
+        "leader_of", "parties", "occ", "gary",
+        "turn", "round", "_phase", "actor", "ally", "ally_stage", "met", "declined", "respawned",
+        "obs_cache",
+    )
+
+    def __init__(self, game: Any, arena: ArenaMap, rng: random.Random) -> None:
+        super().__init__(game)
+        cfg = game.config
+        self.map = arena
+        self.n = cfg["num_bots"]
+        self.health = cfg["health"]
+        self.gary_strength = int(round(cfg["gary_strength"] * 10))
+        self.gary_roams = cfg["gary_roams"]
+        self.rng = rng
+        n = self.n
+        start = int(round(cfg["initial_strength"] * 10))
+        self.pos = [0] * n
+        self.hp = [self.health] * n
+        self.max_hp = [self.health] * n
+        self.strength = [start] * n
+        self.score = [0] * n
+        self.alive = [True] * n
+        self.counters = [[0] * NUM_COUNTERS for _ in range(n)]
+        for c in self.counters:
+            c[C_START_HP] = self.health
+        self.leader_of = list(range(n))
+        self.parties: dict[int, list[int]] = {}
+        self.occ = [-1] * (arena.size * arena.size)
+        self.gary = 0
+        self.turn = 0
+        self.round = 0
+        self.phase = MOVE
+        self.actor = 0
+        self.ally: list[int] | None = None
+        self.ally_stage = 0
+        self.met: list[int] = []
+        self.declined: list[tuple[int, int]] = []
+        self.respawned = False
+        #: Scratch space of the observation encoder (derived data only; never saved or compared).
+        self.obs_cache: Any = None
+
+    # -----------------------------------------------------------------------------------------
+    # Small helpers
+    def cheb(self, a: int, b: int) -> int:
+        return chebyshev(self.map.size, a, b)
+
+    def line(self, leader: int) -> list[int]:
+        """The members of the side led by ``leader``, leader first (a solo is a side of one)."""
+        return self.parties.get(leader) or [leader]
+
+    def side_strength(self, leader: int) -> int:
+        st = self.strength
+        return sum(st[m] for m in self.line(leader))
+
+    def is_acting(self, bot: int) -> bool:
+        """Living solo bots and party leaders act; followers and the dead never do."""
+        return self.alive[bot] and self.leader_of[bot] == bot
+
+    def living_sides(self) -> list[int]:
+        lo, alive = self.leader_of, self.alive
+        return sorted({lo[i] for i in range(self.n) if alive[i]})
+
+    def _free_cells(self, avoid_crowd: bool) -> list[int]:
+        occ = self.occ
+        cells = [c for c in self.map.free_cells if occ[c] < 0]
+        if avoid_crowd:
+            nb = self.map.neighbours
+            calm = [c for c in cells if all(occ[x] < 0 for x in nb[c])]
+            if calm:
+                return calm
+        return cells
+
+    # -----------------------------------------------------------------------------------------
+    # Contract
+    def current_player(self) -> int:
+        if self.phase == OVER:
+            return TERMINAL
+        if self.phase == ALLY:
+            return self.ally[self.ally_stage]
+        return self.actor
+
+    @property
+    def phase(self) -> str:  # type: ignore[override]
+        return self._phase
+
+    @phase.setter
+    def phase(self, value: str) -> None:
+        self._phase = value
+
+    def is_terminal(self) -> bool:
+        return self._phase == OVER
+
+    def returns(self) -> list[float]:
+        if self._phase != OVER:
+            return [0.0] * self.n
+        return rank_rewards(self.score, self.strength)
+
+    def truncation_returns(self) -> list[float]:
+        return rank_rewards(self.score, self.strength)
+
+    def _legal_mask(self) -> np.ndarray:
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        phase = self._phase
+        if phase == MOVE:
+            occ = self.occ
+            for d, t in self.map.moves[self.pos[self.actor]]:
+                if occ[t] < 0:
+                    mask[d] = 1
+            mask[STAY] = 1
+        elif phase == ALLY:
+            mask[ALLY_ACCEPT] = mask[ALLY_DECLINE] = 1
+        elif phase == GARY:
+            mask[CHALLENGE] = mask[NO_CHALLENGE] = 1
+        elif phase == REWARD:
+            mask[REWARD_SCORE] = mask[REWARD_STRENGTH] = 1
+            if self.health > 0:
+                mask[REWARD_HEALTH] = 1
+        return mask
+
+    def _apply(self, action: int) -> None:
+        phase = self._phase
+        if phase == MOVE:
+            self._move(action)
+            self._clean_declined()
+            self._run_encounters()
+        elif phase == ALLY:
+            a, b = self.ally
+            if action == ALLY_ACCEPT and self.ally_stage == 0:
+                self.ally_stage = 1
+                return
+            self.ally = None
+            self.ally_stage = 0
+            if action == ALLY_ACCEPT:
+                self._form_alliance(a, b)
+            else:
+                self.declined.append((min(a, b), max(a, b)))
+            self._run_encounters()
+        elif phase == GARY:
+            if action == CHALLENGE:
+                self._challenge()
+            else:
+                self._end_turn()
+        elif phase == REWARD:
+            a = self.actor
+            c = self.counters[a]
+            if action == REWARD_SCORE:
+                self.score[a] += 2
+                c[C_REWARD_SCORE] += 1
+            elif action == REWARD_STRENGTH:
+                self.strength[a] += 20
+                c[C_REWARD_STRENGTH] += 1
+            else:
+                self.hp[a] += 2
+                if self.hp[a] > self.max_hp[a]:
+                    self.max_hp[a] = self.hp[a]
+                c[C_REWARD_HEALTH] += 1
+            self._end_turn()
+
+    # -----------------------------------------------------------------------------------------
+    # Movement
+    def _move(self, d: int) -> None:
+        if d == STAY:
+            return
+        a = self.actor
+        arena = self.map
+        pos, occ, strength = self.pos, self.occ, self.strength
+        here = pos[a]
+        target = arena.step[here][d]
+        line = self.parties.get(a)
+        if line is None:
+            if arena.squeeze[here][d]:
+                strength[a] = max(1, strength[a] - 1)
+                self.counters[a][C_SQUEEZES] += 1
+            occ[here] = -1
+            pos[a] = target
+            occ[target] = a
+            return
+        old = [pos[m] for m in line]
+        for cell in old:
+            occ[cell] = -1
+        if arena.squeeze[here][d]:
+            strength[a] = max(1, strength[a] - 2)
+            self.counters[a][C_SQUEEZES] += 1
+        pos[a] = target
+        occ[target] = a
+        for k in range(1, len(line)):
+            m = line[k]
+            dest = old[k - 1]
+            if arena.is_squeeze(old[k], dest):
+                strength[m] = max(1, strength[m] - 1)
+                self.counters[m][C_SQUEEZES] += 1
+            pos[m] = dest
+            occ[dest] = m
+
+    def _clean_declined(self) -> None:
+        if not self.declined:
+            return
+        keep = []
+        for a, b in self.declined:
+            if self.is_acting(a) and self.is_acting(b) and a not in self.parties and b not in self.parties \
+                    and self.cheb(self.pos[a], self.pos[b]) <= 1:
+                keep.append((a, b))
+        self.declined = keep
+
+    # -----------------------------------------------------------------------------------------
+    # Encounters
+    def _adjacent_sides(self, lead: int) -> list[int]:
+        """Leaders of the other sides with a member within distance 1 of the side led by ``lead``."""
+        occ, nb, lo, pos = self.occ, self.map.neighbours, self.leader_of, self.pos
+        found: set[int] | None = None
+        line = self.parties.get(lead)
+        for m in line if line is not None else (lead,):
+            for cell in nb[pos[m]]:
+                o = occ[cell]
+                if o >= 0 and lo[o] != lead:
+                    if found is None:
+                        found = set()
+                    found.add(lo[o])
+        return sorted(found) if found else []
+
+    def _run_encounters(self) -> None:
+        """Resolve the actor's encounters one by one (other sides in registration order of their
+        leaders), pausing for alliance decisions; then offer Gary or end the turn."""
+        a = self.actor
+        resolved = bool(self.met)  # resuming after an alliance decision
+        while not self.respawned and self.is_acting(a):
+            candidates = [
+                o for o in self._adjacent_sides(a)
+                if o not in self.met
+                and not (a not in self.parties and o not in self.parties and (min(a, o), max(a, o)) in self.declined)
+            ]
+            if not candidates:
+                break
+            other = candidates[0]
+            self.met.append(other)
+            a_solo = a not in self.parties
+            o_solo = other not in self.parties
+            if a_solo and o_solo:
+                self._phase = ALLY
+                self.ally = [a, other]
+                self.ally_stage = 0
+                return
+            resolved = True
+            if a_solo:
+                if self.strength[other] >= self.strength[a]:
+                    self._join(a, other)
+                else:
+                    self._fight(a, other)
+            elif o_solo:
+                if self.strength[a] >= self.strength[other]:
+                    self._join(other, a)
+                else:
+                    self._fight(a, other)
+            else:
+                self._fight(a, other)
+            if self._check_over():
+                return
+        if resolved and self._check_over():
+            return
+        if not self.respawned and self.is_acting(a):
+            size = self.map.size
+            r, c = divmod(self.pos[a], size)
+            gr, gc = divmod(self.gary, size)
+            if -1 <= r - gr <= 1 and -1 <= c - gc <= 1:
+                self._phase = GARY
+                return
+        self._end_turn()
+
+    def _form_alliance(self, a: int, b: int) -> None:
+        st, sc = self.strength, self.score
+        leader = max((a, b), key=lambda i: (st[i], sc[i], -i))
+        other = b if leader == a else a
+        self.counters[a][C_JOINED] += 1
+        self.counters[b][C_JOINED] += 1
+        self._set_line([leader, other])
+
+    def _join(self, solo: int, leader: int) -> None:
+        self.counters[solo][C_JOINED] += 1
+        self._set_line(self.line(leader) + [solo])
+
+    def _fight(self, a: int, b: int) -> None:
+        """Battle between the sides led by a (the actor's side, rolling first) and b."""
+        sa, sb = self.side_strength(a), self.side_strength(b)
+        winner = a if self._bouts(sa, sb) else b
+        self._battle_result(winner, b if winner == a else a)
+
+    def _bouts(self, mine: int, theirs: int) -> bool:
+        """Best of three D20 × strength bouts, a tied bout rolled again; True if ``mine`` wins."""
+        rng = self.rng
+        won = lost = 0
+        while won < 2 and lost < 2:
+            x = rng.randint(1, 20) * mine
+            y = rng.randint(1, 20) * theirs
+            if x > y:
+                won += 1
+            elif y > x:
+                lost += 1
+        return won == 2
+
+    def _battle_result(self, w: int, l: int) -> None:
+        score, hp, counters, occ, pos, alive = self.score, self.hp, self.counters, self.occ, self.pos, self.alive
+        wline = self.line(w)
+        lline = self.line(l)
+        score[w] += 2
+        counters[w][C_WON_LED] += 1
+        for m in wline[1:]:
+            score[m] += 1
+            counters[m][C_WON_MEMBER] += 1
+        score[l] -= 1
+        counters[l][C_LOST_LED] += 1
+        for m in lline[1:]:
+            counters[m][C_LOST_MEMBER] += 1
+        # The losing party breaks up: HP first, so those who die are not absorbed.
+        self.parties.pop(l, None)
+        for m in lline:
+            self.leader_of[m] = m
+        if self.health > 0:
+            for m in lline:
+                loss = min(hp[m], self.rng.randint(1, 3))
+                hp[m] -= loss
+                counters[m][C_HP_LOST] += loss
+            for m in lline:
+                if hp[m] == 0:
+                    alive[m] = False
+                    if occ[pos[m]] == m:
+                        occ[pos[m]] = -1
+        if alive[l]:
+            occ[pos[l]] = -1  # the loser leader leaves the field before anyone re-forms
+        survivors = [m for m in lline[1:] if alive[m]]
+        if survivors:
+            self._set_line(wline + survivors)
+        if alive[l]:
+            cells = self._free_cells(avoid_crowd=True)
+            cell = cells[self.rng.randrange(len(cells))]
+            pos[l] = cell
+            occ[cell] = l
+            if l == self.actor:
+                self.respawned = True
+
+    # -----------------------------------------------------------------------------------------
+    # Gary the Wizard
+    def _challenge(self) -> None:
+        a = self.actor
+        won = self._bouts(self.side_strength(a), self.gary_strength)
+        self._relocate_gary()
+        if won:
+            self.counters[a][C_GARY_WON] += 1
+            self._phase = REWARD
+            return
+        self.counters[a][C_GARY_LOST] += 1
+        if self.health > 0:
+            loss = min(2, self.hp[a])
+            self.hp[a] -= loss
+            self.counters[a][C_HP_LOST] += loss
+            if self.hp[a] == 0:
+                self._kill(a)
+                if self._check_over():
+                    return
+        else:
+            self.score[a] -= 2
+        self._end_turn()
+
+    def _relocate_gary(self) -> None:
+        occ = self.occ
+        cells = [c for c in self.map.free_cells if occ[c] < 0 and c != self.gary]
+        if cells:
+            self.gary = cells[self.rng.randrange(len(cells))]
+
+    def _roam_gary(self) -> None:
+        options = list(self.map.neighbours[self.gary]) + [self.gary]
+        self.gary = options[self.rng.randrange(len(options))]
+
+    # -----------------------------------------------------------------------------------------
+    # Death and the single-file line
+    def _kill(self, b: int) -> None:
+        """b reaches 0 HP: it leaves its party (leadership to the strongest survivor), a gravestone
+        marks its cell, it never acts again."""
+        self.alive[b] = False
+        self.hp[b] = 0
+        pos, occ = self.pos, self.occ
+        if occ[pos[b]] == b:
+            occ[pos[b]] = -1
+        lead = self.leader_of[b]
+        line = self.parties.pop(lead, None)
+        self.leader_of[b] = b
+        if line is None:
+            return
+        idx = line.index(b)
+        rest = line[:idx] + line[idx + 1:]
+        for m in line:
+            self.leader_of[m] = m
+        if idx == 0:
+            st, sc = self.strength, self.score
+            new_leader = max(rest, key=lambda m: (st[m], -rest.index(m)))
+            self._set_line([new_leader] + [m for m in rest if m != new_leader])
+            return
+        # A follower died: those behind it close up, each stepping into the cell ahead.
+        gap = pos[b]
+        for m in line[idx + 1:]:
+            cell = pos[m]
+            occ[cell] = -1
+            pos[m] = gap
+            occ[gap] = m
+            gap = cell
+        self._set_line(rest)
+
+    def _set_line(self, line: list[int]) -> None:
+        """Make ``line`` (leader first, who stays put) one party and re-form it single file.
+
+        Every member gets a cell adjacent to the member ahead; members keep their cells where they
+        can and otherwise take the free cell nearest to where they stand (a depth-first search with
+        a node budget). If no placement exists, the longest leading part of the line that already
+        stands single file stays a party and the others remain solo where they are.
+        """
+        for m in line:
+            old = self.parties.pop(m, None)
+            if old is not None:
+                for x in old:
+                    self.leader_of[x] = x
+        if len(line) < 2:
+            for m in line:
+                self.leader_of[m] = m
+            return
+        pos, occ, size = self.pos, self.occ, self.map.size
+        members = set(line)
+        nb = self.map.neighbours
+        path = [pos[line[0]]]
+        used = {path[0]}
+        budget = [PLACEMENT_BUDGET]
+
+        def search(k: int) -> bool:
+            if k == len(line):
+                return True
+            budget[0] -= 1
+            if budget[0] < 0:
+                return False
+            here = pos[line[k]]
+            hr, hc = divmod(here, size)
+            cands = []
+            for c in nb[path[-1]]:
+                if c in used:
+                    continue
+                o = occ[c]
+                if o >= 0 and o not in members:
+                    continue
+                r, cc = divmod(c, size)
+                cands.append((max(abs(r - hr), abs(cc - hc)), c))
+            cands.sort()
+            for _, c in cands:
+                path.append(c)
+                used.add(c)
+                if search(k + 1):
+                    return True
+                path.pop()
+                used.discard(c)
+            return False
+
+        if search(1):
+            for m in line:
+                if occ[pos[m]] == m:
+                    occ[pos[m]] = -1
+            for m, c in zip(line, path):
+                pos[m] = c
+                occ[c] = m
+            keep = line
+        else:
+            keep = [line[0]]
+            for m in line[1:]:
+                if self.cheb(pos[m], pos[keep[-1]]) == 1:
+                    keep.append(m)
+                else:
+                    break
+        for m in line:
+            self.leader_of[m] = m
+        if len(keep) >= 2:
+            self.parties[keep[0]] = list(keep)
+            for m in keep:
+                self.leader_of[m] = keep[0]
+
+    # -----------------------------------------------------------------------------------------
+    # Turn order and the end
+    def _check_over(self) -> bool:
+        if len(self.living_sides()) <= 1:
+            self._phase = OVER
+            self.ally = None
+            return True
+        return False
+
+    def _end_turn(self) -> None:
+        """Hand the move to the next living solo or leader in seat order (callers have checked
+        that the game goes on)."""
+        self._clean_declined()
+        n, t = self.n, self.turn
+        nxt = t
+        wrapped = False
+        for k in range(1, n + 1):
+            i = (t + k) % n
+            if self.alive[i] and self.leader_of[i] == i:
+                nxt = i
+                wrapped = t + k >= n
+                break
+        if wrapped:
+            self.round += 1
+            if self.gary_roams:
+                self._roam_gary()
+        self.turn = self.actor = nxt
+        self._phase = MOVE
+        if self.met:
+            self.met = []
+        self.respawned = False
+
+    # -----------------------------------------------------------------------------------------
+    # Views, copies and saves
+    def player_view(self, player: int) -> dict[str, Any]:
+        data = self.to_dict()
+        del data["rng"]
+        data["seat"] = player
+        return data
+
+    def clone(self) -> ArenaState:
+        other = object.__new__(ArenaState)
+        other.game = self.game
+        other._mask = self._mask
+        other.map = self.map
+        other.n = self.n
+        other.health = self.health
+        other.gary_strength = self.gary_strength
+        other.gary_roams = self.gary_roams
+        rng = random.Random()
+        rng.setstate(self.rng.getstate())
+        other.rng = rng
+        other.pos = self.pos[:]
+        other.hp = self.hp[:]
+        other.max_hp = self.max_hp[:]
+        other.strength = self.strength[:]
+        other.score = self.score[:]
+        other.alive = self.alive[:]
+        other.counters = [c[:] for c in self.counters]
+        other.leader_of = self.leader_of[:]
+        other.parties = {k: v[:] for k, v in self.parties.items()}
+        other.occ = self.occ[:]
+        other.gary = self.gary
+        other.turn = self.turn
+        other.round = self.round
+        other._phase = self._phase
+        other.actor = self.actor
+        other.ally = None if self.ally is None else self.ally[:]
+        other.ally_stage = self.ally_stage
+        other.met = self.met[:]
+        other.declined = self.declined[:]
+        other.respawned = self.respawned
+        other.obs_cache = self.obs_cache  # immutable snapshot, safe to share
+        return other
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rng": rng_to_json(self.rng),
+            "terrain": self.map.rows(),
+            "pos": list(self.pos),
+            "hp": list(self.hp),
+            "max_hp": list(self.max_hp),
+            "strength_tenths": list(self.strength),
+            "score": list(self.score),
+            "alive": list(self.alive),
+            "counters": [list(c) for c in self.counters],
+            "parties": [list(self.parties[k]) for k in sorted(self.parties)],
+            "gary": self.gary,
+            "turn": self.turn,
+            "round": self.round,
+            "phase": self._phase,
+            "actor": self.actor,
+            "ally": None if self.ally is None else list(self.ally),
+            "ally_stage": self.ally_stage,
+            "met": list(self.met),
+            "declined": [list(p) for p in self.declined],
+            "respawned": self.respawned,
+        }
+
+    def load_fields(self, data: dict[str, Any]) -> None:
+        """Fill this state from a ``to_dict``/``player_view`` dict (the map is set already).
+
+        Raises KeyError/TypeError/ValueError on anything malformed.
+        """
+        n = self.n
+
+        def ints(key: str, length: int = n) -> list[int]:
+            value = data[key]
+            if not isinstance(value, list) or len(value) != length:
+                raise ValueError(f"{key} must be a list of {length} integers")
+            out = []
+            for v in value:
+                if isinstance(v, bool) or not isinstance(v, int):
+                    raise TypeError(f"{key} must hold integers, got {v!r}")
+                out.append(v)
+            return out
+
+        def one_int(key: str) -> int:
+            v = data[key]
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"{key} must be an integer, got {v!r}")
+            return v
+
+        cells = self.map.size * self.map.size
+        self.pos = ints("pos")
+        self.hp = ints("hp")
+        self.max_hp = ints("max_hp")
+        self.strength = ints("strength_tenths")
+        self.score = ints("score")
+        alive = data["alive"]
+        if not isinstance(alive, list) or len(alive) != n or any(not isinstance(v, bool) for v in alive):
+            raise ValueError("alive must be a list of booleans, one per bot")
+        self.alive = list(alive)
+        counters = data["counters"]
+        if not isinstance(counters, list) or len(counters) != n:
+            raise ValueError("counters must hold one list per bot")
+        self.counters = []
+        for row in counters:
+            if not isinstance(row, list) or len(row) != NUM_COUNTERS or any(
+                    isinstance(v, bool) or not isinstance(v, int) for v in row):
+                raise ValueError(f"each counters row must be {NUM_COUNTERS} integers")
+            self.counters.append(list(row))
+        if any(not 0 <= p < cells for p in self.pos):
+            raise ValueError("a bot stands off the map")
+        self.parties = {}
+        self.leader_of = list(range(n))
+        for line in data["parties"]:
+            if not isinstance(line, list) or len(line) < 2 or any(
+                    isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < n for m in line):
+                raise ValueError(f"bad party {line!r}")
+            if line[0] in self.parties:
+                raise ValueError(f"two parties led by {line[0]}")
+            self.parties[line[0]] = list(line)
+            for m in line:
+                self.leader_of[m] = line[0]
+        self.occ = [-1] * cells
+        for i in range(n):
+            if self.alive[i]:
+                if self.occ[self.pos[i]] >= 0:
+                    raise ValueError(f"bots {self.occ[self.pos[i]]} and {i} share cell {self.pos[i]}")
+                self.occ[self.pos[i]] = i
+        self.gary = one_int("gary")
+        if not 0 <= self.gary < cells:
+            raise ValueError("Gary stands off the map")
+        self.turn = one_int("turn")
+        self.round = one_int("round")
+        self.actor = one_int("actor")
+        if not (0 <= self.turn < n and 0 <= self.actor < n):
+            raise ValueError("turn/actor out of range")
+        phase = data["phase"]
+        if phase not in PHASES:
+            raise ValueError(f"unknown phase {phase!r}")
+        self._phase = phase
+        ally = data["ally"]
+        if ally is None:
+            self.ally = None
+        else:
+            if not isinstance(ally, list) or len(ally) != 2 or any(
+                    isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < n for m in ally):
+                raise ValueError(f"bad ally pair {ally!r}")
+            self.ally = list(ally)
+        if phase == ALLY and self.ally is None:
+            raise ValueError("phase 'ally' needs an ally pair")
+        self.ally_stage = one_int("ally_stage")
+        if self.ally_stage not in (0, 1):
+            raise ValueError("ally_stage must be 0 or 1")
+        met = data["met"]
+        if not isinstance(met, list) or any(isinstance(m, bool) or not isinstance(m, int) for m in met):
+            raise ValueError("met must be a list of bot indices")
+        self.met = list(met)
+        self.declined = []
+        for pair in data["declined"]:
+            if not isinstance(pair, list) or len(pair) != 2 or any(
+                    isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < n for m in pair):
+                raise ValueError(f"bad declined pair {pair!r}")
+            self.declined.append((pair[0], pair[1]))
+        if not isinstance(data["respawned"], bool):
+            raise TypeError("respawned must be a boolean")
+        self.respawned = data["respawned"]
+        self._mask = None
+
+    # -----------------------------------------------------------------------------------------
+    def check_invariants(self) -> list[str]:
+        problems: list[str] = []
+        n, size, arena = self.n, self.map.size, self.map
+        for i in range(n):
+            if self.hp[i] < 0:
+                problems.append(f"bot {i} has negative HP {self.hp[i]}")
+            if self.hp[i] > self.max_hp[i]:
+                problems.append(f"bot {i} has HP {self.hp[i]} above its maximum {self.max_hp[i]}")
+            if self.strength[i] < 1:
+                problems.append(f"bot {i} has strength {self.strength[i] / 10} below 0.1")
+            if self.health > 0:
+                if self.alive[i] != (self.hp[i] > 0):
+                    problems.append(f"bot {i} alive={self.alive[i]} with HP {self.hp[i]}")
+                c = self.counters[i]
+                expected_hp = c[C_START_HP] + 2 * c[C_REWARD_HEALTH] - c[C_HP_LOST]
+                if self.hp[i] != expected_hp:
+                    problems.append(f"bot {i} has HP {self.hp[i]}, events say {expected_hp}")
+            elif not self.alive[i]:
+                problems.append(f"bot {i} died with health switched off")
+            c = self.counters[i]
+            expected = c[C_START_SCORE] + 2 * c[C_WON_LED] + c[C_WON_MEMBER] - c[C_LOST_LED] + 2 * c[C_REWARD_SCORE]
+            if self.health == 0:
+                expected -= 2 * c[C_GARY_LOST]
+            if self.score[i] != expected:
+                problems.append(f"bot {i} has score {self.score[i]}, events say {expected}")
+            if self.alive[i] and not arena.passable[self.pos[i]]:
+                problems.append(f"bot {i} stands on an obstacle")
+        seen: dict[int, int] = {}
+        for lead, line in self.parties.items():
+            if line[0] != lead:
+                problems.append(f"party {line} is filed under {lead}")
+            if len(line) < 2:
+                problems.append(f"party {line} has fewer than two members")
+            for k, m in enumerate(line):
+                if m in seen:
+                    problems.append(f"bot {m} is in two parties")
+                seen[m] = lead
+                if not self.alive[m]:
+                    problems.append(f"dead bot {m} is still in party {line}")
+                if self.leader_of[m] != lead:
+                    problems.append(f"bot {m} in party {line} has leader_of {self.leader_of[m]}")
+                if k and chebyshev(size, self.pos[m], self.pos[line[k - 1]]) != 1:
+                    problems.append(f"party {line} is not single file at {line[k - 1]}->{m}")
+        for i in range(n):
+            if i not in seen and self.leader_of[i] != i:
+                problems.append(f"solo bot {i} has leader_of {self.leader_of[i]}")
+        occ = [-1] * (size * size)
+        for i in range(n):
+            if self.alive[i]:
+                if occ[self.pos[i]] >= 0:
+                    problems.append(f"bots {occ[self.pos[i]]} and {i} share a cell")
+                occ[self.pos[i]] = i
+        if occ != self.occ:
+            problems.append("occupancy grid does not match the bots' positions")
+        if not arena.passable[self.gary]:
+            problems.append("Gary stands on an obstacle")
+        if self._phase != OVER:
+            p = self.current_player()
+            if not self.alive[p]:
+                problems.append(f"dead bot {p} is asked to act")
+            if self._phase == ALLY:
+                if any(not self.is_acting(m) or m in self.parties for m in self.ally):
+                    problems.append(f"alliance pair {self.ally} is not two living solos")
+            elif not self.is_acting(p):
+                problems.append(f"bot {p} acts but is not a living solo or leader")
+            if len(self.living_sides()) <= 1:
+                problems.append("the game should be over: one side remains")
+        elif len(self.living_sides()) > 1:
+            problems.append("the game is over but several sides remain")
+        return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Building positions from readable text (scenario tests, examples)
+BOT_CHARS = "0123456789abcdef"
+
+
+def from_text(
+    game: Any,
+    text: str,
+    bots: dict[int, dict[str, Any]] | None = None,
+    parties: list[list[int]] | tuple = (),
+    dead: list[int] | tuple = (),
+    turn: int = 0,
+    seed: int = 0,
+) -> ArenaState:
+    """A position drawn as text: ``.`` free, ``M`` mountain, ``F`` forest, ``@`` Gary (on a free
+    cell), ``0``–``9``/``a``–``f`` the bot with that (hex) seat number, standing on a free cell (a
+    bot listed in ``dead`` lies there as a gravestone). ``bots`` sets per-seat ``strength``
+    (float), ``hp``, ``max_hp`` and ``score``; ``parties`` lists lines, leader first. The map must
+    be ``map_size`` square and hold every seat; it is ``turn``'s move.
+    """
+    from envs.core import make_rng
+
+    rows = [row.strip() for row in text.strip().splitlines() if row.strip()]
+    terrain_rows, gary, places = [], None, {}
+    for r, row in enumerate(rows):
+        chars = []
+        for c, ch in enumerate(row):
+            cell = r * len(rows) + c
+            if ch == "@":
+                gary = cell
+                ch = "."
+            elif ch in BOT_CHARS:
+                places[BOT_CHARS.index(ch)] = cell
+                ch = "."
+            chars.append(ch)
+        terrain_rows.append("".join(chars))
+    arena = ArenaMap.from_rows(terrain_rows)
+    if arena.size != game.config["map_size"]:
+        raise ValueError(f"the picture is {arena.size} square but map_size is {game.config['map_size']}")
+    state = ArenaState(game, arena, make_rng(seed))
+    if sorted(places) != list(range(state.n)):
+        raise ValueError(f"the picture shows seats {sorted(places)}, expected 0..{state.n - 1}")
+    if gary is None:
+        raise ValueError("the picture has no Gary (@)")
+    state.gary = gary
+    for i, cell in places.items():
+        state.pos[i] = cell
+    for i, stats in (bots or {}).items():
+        if "strength" in stats:
+            state.strength[i] = int(round(stats["strength"] * 10))
+        if "hp" in stats:
+            state.hp[i] = stats["hp"]
+            state.counters[i][C_START_HP] = stats["hp"]
+            state.max_hp[i] = max(state.max_hp[i], stats["hp"])
+        if "max_hp" in stats:
+            state.max_hp[i] = stats["max_hp"]
+        if "score" in stats:
+            state.score[i] = stats["score"]
+            state.counters[i][C_START_SCORE] = stats["score"]
+    for i in dead:
+        state.alive[i] = False
+        state.hp[i] = 0
+        state.counters[i][C_START_HP] = 0
+    for i in range(state.n):
+        if state.alive[i]:
+            state.occ[state.pos[i]] = i
+    for line in parties:
+        state.parties[line[0]] = list(line)
+        for m in line:
+            state.leader_of[m] = line[0]
+    state.turn = state.actor = turn
+    return state

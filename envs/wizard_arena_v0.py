@@ -1,0 +1,100 @@
+"""Wizard Arena (``wizard_arena_v0``): 2–16 bots roam a seeded map of mountains and forests, ally into
+single-file parties, battle with D20 bouts, challenge Gary the Wizard, die into gravestones, and are
+ranked by score (then strength) on a final scoreboard.
+
+==================  ===========================================================================
+Import              ``from envs import wizard_arena_v0``; ``wizard_arena_v0.env()`` / ``raw_env()``
+Registry id         ``pettingzoo.make("aec", "tabletop/wizard_arena-v0")``
+Agents              ``player_0 … player_{n-1}``, n = ``num_bots`` (2–16, default 6); seat i is bot i
+Who acts            only living solo bots and party leaders (round-robin in seat order); a solo asked
+                    to ally decides out of turn; followers and the dead are never selected
+Action space        ``Discrete(16)``
+Observation         ``{"observation": Box(0, 1, (L,), float32), "action_mask": Box(0, 1, (16,), int8)}``
+                    with L = 6·S² + 294 + 19 + 13·n (S = ``map_size``); 1927 for the defaults
+Rewards             at the end only, for every seat, dead or alive: 1 − 2·(rank − 1)/(n − 1) from the
+                    ranking by score then strength (equal bots share the mean of their ranks); the
+                    rewards lie in [−1, 1] and sum to zero. Truncation hands out the same ranking reward.
+Truncation          after ``max_cycles`` (default 400) × n actions in total
+Rules               ``envs/wizard_arena/RULES.md``
+Players             ``wizard_arena_v0/random-v0``, ``wizard_arena_v0/heuristic-v1`` (``agents/wizard_arena.py``)
+Tournament          ``python -m training.tournament --bot NAME=AGENT_ID … -H 10 --games 20``
+==================  ===========================================================================
+
+Action encoding
+---------------
+=====  ==================  =============================================================
+0–7    ``move N`` … ``NW``  step to a neighbour: N, NE, E, SE, S, SW, W, NW (a party's
+                           leader steps and the line follows); squeezes allowed (cost)
+8      ``stay``            always legal in the move phase
+9      ``ally accept``     a solo meeting a solo: agree to form a party
+10     ``ally decline``    refuse (that pair is not asked again until they separate)
+11     ``challenge Gary``  after the turn's step, when within distance 1 of Gary
+12     ``leave Gary``      do not challenge
+13     ``reward score``    after beating Gary: +2 score
+14     ``reward strength`` … +2.0 strength (own)
+15     ``reward health``   … +2 HP, max HP rising with it (masked out when ``health=0``)
+=====  ==================  =============================================================
+
+Observation layout (from the observing seat's point of view; all values in [0, 1])
+-------------------------------------------------------------------------------------
+=========================  ========================================================================
+``[0, 6·S²)``              global map planes, channel-major, row-major cells: terrain (1 = mountain or
+                           forest), self, own party's other members, other living bots, gravestones,
+                           Gary
+next ``6·7·7``             the same six planes in the 7×7 window centred on the seat's bot (cells
+                           beyond the edge read as terrain)
+next 19                    own stats: alive, HP/(2·health), max HP/(2·health), strength/10,
+                           (score+20)/40, solo, leader, follower, party size/n, row, col, Gary row,
+                           Gary col, Gary within 1, own side's total strength/40, phase one-hot
+                           (move, ally, gary, reward)
+next ``13·n``              every bot, starting with the seat itself then seat order: alive, HP, max HP,
+                           strength, score, acts (solo or leader), in a party, same side as me, party
+                           size/n, row, col, is asking me to ally now, its side's total strength
+=========================  ========================================================================
+
+Values above a scale are capped at 1. Nothing is hidden but the random generator:
+``env.unwrapped.player_view(agent)`` is the full state (positions, HP, strength in tenths, scores,
+parties in line order, Gary, gravestones, phase) without the RNG, plus ``"seat"``.
+
+Config keywords
+---------------
+====================  =======  =========================================================================
+``num_bots``          6        2–16 bots (seats)
+``health``            10       starting HP (0–1000); 0 switches health off: nobody dies and a lost
+                               challenge of Gary costs 2 score instead of 2 HP
+``map_size``          16       the map is S×S (6–64), large enough for the bots
+``terrain_density``   0.15     share of cells covered by mountains and forests (0–0.5)
+``initial_strength``  1.0      every bot's starting strength (multiple of 0.1)
+``gary_strength``     3.0      Gary's strength (multiple of 0.1)
+``gary_roams``        False    True: Gary takes one random step each round
+``max_cycles``        400      (env keyword) truncation cap in cycles of n actions
+``render_mode``       None     "ansi", "rgb_array" or "human"
+====================  =======  =========================================================================
+
+Versions
+--------
+* v0: first release.
+"""
+
+from envs.core.env import make_env_factories
+from envs.wizard_arena.game import WizardArenaGame as Game
+
+env, raw_env = make_env_factories(Game)
+
+CONFIGS = {
+    "6bots": {},
+    "2bots": {"num_bots": 2, "map_size": 8},
+    "16bots": {"num_bots": 16},
+    "no-health": {"health": 0, "gary_roams": True},
+}
+
+# Perfect information: only the random generator's future is unknown to the seats.
+HIDDEN_INFORMATION = False
+
+FUZZ_GAMES = 12
+FUZZ_MAX_ACTIONS = 1500
+
+BENCHMARK_CONFIGS = {
+    "6 bots": {},
+    "16 bots": {"num_bots": 16},
+}
