@@ -1,0 +1,240 @@
+"""Players for Il Labirinto del Dojo.
+
+``dojo_v0/heuristic-v1`` ("greedy walker"): plans each move by sampling complete walks for the
+roll and scoring them (Allenamento +1, Fatica crossings -1, Nebbia a little, fights by their odds,
+the Dojo above all once Brown, and getting close to it from Blue on); plays a Tecnica only when it
+turns a lost Kumite into a won one (or Uke to stay in place); keeps Kiai over Uke over Kaeshi;
+challenges the opponent it most likely beats. It sees only its observation and ``view`` (the
+public state plus its own hand); the board comes from the game's config, which is public.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+import envs
+from agents.base import Agent
+from agents.registry import register
+from envs.dojo.board import ALLENAMENTO, FATICA, NEBBIA, PASSO_FALSO, SFIDA, TUNNEL
+from envs.dojo.cards import KAESHI, KIAI, UKE
+from envs.dojo.rules import (
+    A_KEEP, A_PASS, A_PLAY, A_ROOM, A_SEGRETO, A_STEP, A_TARGET, A_TUNNEL, BLACK_BELT, BROWN, TECNICA,
+    belt_of,
+)
+
+#: P(attacker wins) at attacker-minus-defender bonus -2..+2 (2 dice, Senshu), no cards.
+WIN_ODDS = {-2: 10 / 36, -1: 15 / 36, 0: 21 / 36, 1: 26 / 36, 2: 30 / 36}
+_GAMES: dict[str, Any] = {}
+
+
+def win_probability(att_track: int, def_track: int, defender_black: bool = False) -> float:
+    ba = belt_of(att_track)
+    bd = BLACK_BELT if defender_black else belt_of(def_track)
+    return WIN_ODDS[max(-2, min(2, ba - bd))]
+
+
+class DojoHeuristic(Agent):
+    """The greedy walker (see the module docstring)."""
+
+    samples = 48
+
+    def reset(self, seat: int, config: dict[str, Any]) -> None:
+        super().reset(seat, config)
+        key = repr(sorted(config.items()))
+        if key not in _GAMES:
+            _GAMES[key] = envs.make_game("dojo_v0", **config)
+        self.game = _GAMES[key]
+        board = self.game.board
+        self.board = board
+        self.dojo_dist = self._distances([s for s in range(256) if board.entry[s] >= 0])
+        self.plan: list[int] = []
+
+    def _distances(self, targets: list[int]) -> list[int]:
+        board = self.board
+        dist = [99] * 256
+        queue = deque(targets)
+        for t in targets:
+            dist[t] = 0
+        while queue:
+            s = queue.popleft()
+            for t in board.neighbours[s]:
+                if dist[t] > dist[s] + 1:
+                    dist[t] = dist[s] + 1
+                    queue.append(t)
+        return dist
+
+    # ------------------------------------------------------------------------------------------
+    def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
+        mask = observation["action_mask"]
+        legal = np.flatnonzero(mask).tolist()
+        if len(legal) == 1:
+            return legal[0]
+        phase = view["pending"][0][0] if view["pending"] else view["main_phase"]
+        me = self.seat
+        if phase == "move":
+            return self._step(view, legal)
+        if phase in ("place", "setup"):
+            room = [a for a in legal if A_ROOM <= a < A_ROOM + 9]
+            corner = self.game_corner(me)
+            squares = self.board.rooms[corner]
+            return min(room, key=lambda a: self.dojo_dist[squares[a - A_ROOM]])
+        if phase == "tecnica":
+            return self._tecnica(view, legal)
+        if phase == "keep":
+            for k in (KIAI, UKE, KAESHI):
+                if A_KEEP + TECNICA.index(k) in legal:
+                    return A_KEEP + TECNICA.index(k)
+        if phase == "tunnel":
+            s = view["pos"][me]
+            exit_sq = self.board.partner[s]
+            if view["track"][me] >= 9 and self.dojo_dist[exit_sq] < self.dojo_dist[s]:
+                return A_TUNNEL
+            return A_PASS if self.rng.random() < 0.5 else A_TUNNEL
+        if phase == "target":
+            return self._target(view, legal)
+        if phase == "segreto":
+            tunnels = self.board.tunnels
+            # ties broken at random: the reading order would favour the top-left tunnel
+            return min(legal, key=lambda a: (self.dojo_dist[tunnels[a - A_SEGRETO]], self.rng.random()))
+        return legal[self.rng.randrange(len(legal))]
+
+    def game_corner(self, seat: int) -> int:
+        from envs.dojo.rules import SEAT_CORNERS
+
+        return SEAT_CORNERS[self.game.num_players][seat]
+
+    # ------------------------------------------------------------------------------------------
+    def _tecnica(self, view: dict[str, Any], legal: list[int]) -> int:
+        me = self.seat
+        hand = view["hands"][me]
+        if not hand:
+            return A_PASS
+        card = hand[0]
+        role = 0 if view["k_att"] == me else 1
+        att, dfd = view["k_att"], view["k_def"]
+        exam = view["k_kind"] == "exam"
+        cfg = self.config
+        ba = belt_of(view["track"][att])
+        bd = BLACK_BELT if exam and not cfg["exam_defender_own_belt"] else belt_of(view["track"][dfd])
+        ta, td = view["k_dice"]
+        if ba > bd:
+            ta += min(2, ba - bd)
+        elif bd > ba:
+            td += min(2, bd - ba)
+        kiai = cfg["kiai_bonus"]
+        if view["k_played"][0] == KIAI:
+            ta += kiai
+        ties_to_def = exam and cfg["exam_ties_to_defender"]
+        att_wins = ta > td or (ta == td and not ties_to_def)
+        i_win = att_wins if role == 0 else not att_wins
+        if i_win:
+            return A_PASS
+        if card == KIAI:
+            mine = (ta + kiai, td) if role == 0 else (ta, td + kiai)
+            flipped = (mine[0] > mine[1] or (mine[0] == mine[1] and not ties_to_def)) if role == 0 else (
+                mine[1] > mine[0] or (mine[1] == mine[0] and ties_to_def))
+            return A_PLAY if flipped else A_PASS
+        if card == KAESHI:
+            die = view["k_dice"][role]
+            return A_PLAY if die <= 3 else A_PASS
+        if card == UKE:
+            return A_PLAY
+        return A_PASS
+
+    def _target(self, view: dict[str, Any], legal: list[int]) -> int:
+        me = self.seat
+        n = len(view["pos"])
+        seats = {a: (me + a - A_TARGET + 1) % n for a in legal}
+        track = view["track"]
+        if view["purpose"] == "irimi":
+            return min(legal, key=lambda a: self.dojo_dist[view["pos"][seats[a]]])
+        if view["purpose"] == "exam":
+            return legal[0]
+        return max(legal, key=lambda a: win_probability(track[me], track[seats[a]]) + 0.01 * track[seats[a]])
+
+    # ------------------------------------------------------------------------------------------
+    def _step(self, view: dict[str, Any], legal: list[int]) -> int:
+        dirs = [a - A_STEP for a in legal]
+        me = self.seat
+        s = view["pos"][me]
+        key = (view["turn_index"], view["mv_start"], view["roll"])
+        if self.plan and self.plan_key == key and self.plan[0] in dirs and self.plan_at == s:
+            d = self.plan.pop(0)
+            self.plan_at = self.board.step[s][d] if self.board.step[s][d] >= 0 else -1
+            return A_STEP + d
+        best, best_path = None, None
+        for _ in range(self.samples):
+            path, score = self._sample(view, dirs)
+            if best is None or score > best:
+                best, best_path = score, path
+        self.plan = list(best_path[1:])
+        self.plan_key = key
+        d = best_path[0]
+        self.plan_at = self.board.step[s][d] if self.board.step[s][d] >= 0 else -1
+        return A_STEP + d
+
+    def _sample(self, view: dict[str, Any], first_dirs: list[int]) -> tuple[list[int], float]:
+        board = self.board
+        oracle = self.game.oracle
+        me = self.seat
+        track = view["track"][me]
+        s = view["pos"][me]
+        visited = int(view["mv_visited"], 16)
+        k = view["mv_steps"]
+        extra = view["mv_extra"]
+        first_round = view["turn_index"] < len(view["pos"]) and not self.config["kumite_first_round"]
+        others = {}
+        for q, p in enumerate(view["pos"]):
+            if q != me and p >= 0 and board.room[p] < 0:
+                fightable = not view["med_guard"][q] and not first_round
+                others.setdefault(p, []).append((q, fightable))
+        path: list[int] = []
+        score = 0.0
+        dirs = first_dirs
+        while True:
+            d = dirs[self.rng.randrange(len(dirs))]
+            path.append(d)
+            t = board.step[s][d]
+            if t < 0:  # into the Dojo
+                return path, 100.0 + score
+            k -= 1
+            visited |= board.bit[t]
+            s = t
+            if board.room[t] < 0 and board.kind[t] == FATICA and not self.config["fatica_on_stop_only"]:
+                track -= 1
+                score -= 1.0
+            for q, fightable in others.get(t, ()):
+                if fightable:
+                    p = win_probability(track, view["track"][q])
+                    equal_or_up = belt_of(track) <= belt_of(view["track"][q])
+                    gain = 3.0 if equal_or_up else 0.0
+                    score += p * gain - (1 - p) * (3.0 + 2.0)
+                    if p < 0.5:
+                        return path, score - 3.0
+            if k <= 0 or extra:
+                break
+            dojo = track >= BROWN
+            left = oracle.longest(s, k, visited, dojo)
+            if left == 0:
+                break
+            dirs = [e for e in range(4) if board.step[s][e] >= 0 and not visited & board.bit[board.step[s][e]]
+                    and oracle.walk(board.step[s][e], left - 1, visited | board.bit[board.step[s][e]], dojo)]
+            if dojo and board.entry[s] >= 0:
+                dirs.append(board.entry[s])
+            if not dirs:
+                break
+        kind = board.kind[s] if board.room[s] < 0 else 0
+        score += {ALLENAMENTO: 1.0, NEBBIA: 0.35, TUNNEL: 0.1, PASSO_FALSO: -0.3, SFIDA: 0.2}.get(kind, 0.0)
+        if kind == FATICA and self.config["fatica_on_stop_only"]:
+            score -= 1.0
+        if track >= 12:
+            score -= 0.15 * (track - 11) * self.dojo_dist[s]
+        score += self.rng.random() * 0.01
+        return path, score
+
+
+register("dojo_v0/heuristic-v1", DojoHeuristic,
+         "greedy walker: samples walks for the roll, scores squares and fights, heads for the Dojo once Blue/Brown")

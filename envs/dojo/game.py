@@ -1,0 +1,368 @@
+"""The Dojo engine's :class:`Game`: config, board, observation encoder, action names, renderers."""
+
+from __future__ import annotations
+
+import array
+import random
+from typing import Any
+
+import numpy as np
+
+from envs.core import Game, make_rng, rng_from_json
+from envs.dojo.board import (
+    DIR_NAMES, KINDS, NUM_SQUARES, SIZE, BoardError, load_board, rc,
+)
+from envs.dojo.cards import CARD_COUNTS, CARD_NAMES, IS_TECNICA, NUM_KINDS, TECNICA
+from envs.dojo.rules import (
+    A_KEEP, A_PASS, A_PLAY, A_ROOM, A_SEGRETO, A_STEP, A_TARGET, A_TUNNEL, KUMITE_KINDS,
+    NUM_FIXED_ACTIONS, PHASE_INDEX, PHASES, SEAT_CORNERS, TARGET_PURPOSES, TRACK_MAX, DojoState, WalkOracle, belt_of,
+)
+
+BELT_NAMES = ("White", "Yellow", "Orange", "Green", "Blue", "Brown", "Black")
+MAX_SEATS = 8
+
+#: Boolean switches of the seed's "tested alternatives" (all False by default) and the shorter game.
+BOOL_SWITCHES = (
+    "exam_ties_to_defender", "exam_best_of_three", "exam_defender_own_belt", "fatica_on_stop_only",
+    "kumite_first_round", "first_player_extra_stripe", "short_game",
+)
+DEFAULTS: dict[str, Any] = {
+    "num_players": 4, "board_file": None, **{k: False for k in BOOL_SWITCHES},
+    "kiai_bonus": 2, "failed_exam_cost": 3,
+}
+
+_BOARD_CACHE: dict[Any, tuple] = {}
+
+# ---- observation layout -------------------------------------------------------------------------
+STATIC_PLANES = 7 + 2 + 4 + 1 + 1  # kinds, safe room, dojo, open N/E/S/W, entrance square, my room
+PAWN_PLANES = MAX_SEATS
+MOVE_PLANES = 2  # visited this move, start square of this move
+PLANES = STATIC_PLANES + PAWN_PLANES + MOVE_PLANES
+SEAT_FEATURES = 16
+GLOBAL_FEATURES = (3 + len(PHASES) + len(TARGET_PURPOSES) + 7 + 3 + 3 + len(KUMITE_KINDS) + 2
+                   + NUM_KINDS + 1 + NUM_KINDS + 1)
+OBS_SIZE = PLANES * NUM_SQUARES + MAX_SEATS * SEAT_FEATURES + GLOBAL_FEATURES
+_PAWN_BASE = STATIC_PLANES * NUM_SQUARES
+_MOVE_BASE = _PAWN_BASE + PAWN_PLANES * NUM_SQUARES
+_SEAT_BASE = PLANES * NUM_SQUARES
+_GLOBAL_BASE = _SEAT_BASE + MAX_SEATS * SEAT_FEATURES
+# offsets inside the global block: hand (3), phase, purpose, misc (7), played (3+3), kumite kind,
+# exam bout wins (2), discards seen by kind (13) + hidden discards (1), last card drawn (13 + "a Tecnica")
+_PURPOSE_OFF = 3 + len(PHASES)
+_MISC_OFF = _PURPOSE_OFF + len(TARGET_PURPOSES)
+_PLAYED_OFF = _MISC_OFF + 7
+_KIND_OFF = _PLAYED_OFF + 6
+_WINS_OFF = _KIND_OFF + len(KUMITE_KINDS)
+_DISCARD_OFF = _WINS_OFF + 2
+_LAST_OFF = _DISCARD_OFF + NUM_KINDS + 1
+
+
+def _board_for(path):
+    key = path
+    if key not in _BOARD_CACHE:
+        board = load_board(path)
+        _BOARD_CACHE[key] = (board, WalkOracle(board))
+    return _BOARD_CACHE[key]
+
+
+class DojoGame(Game):
+    """Il Labirinto del Dojo, 2-8 players (see ``envs/dojo_v0.py`` for the documentation)."""
+
+    name = "dojo_v0"
+    version = 0
+    reward_range = (-1.0, 1.0)
+    default_max_cycles = 1000
+    observation_low = 0.0
+    observation_high = 1.0
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        self.num_players = self.config["num_players"]
+        self.board, self.oracle = _board_for(self.config["board_file"])
+        self.num_tunnels = len(self.board.tunnels)
+        self.num_actions = NUM_FIXED_ACTIONS + self.num_tunnels
+        self.observation_shape = (OBS_SIZE,)
+        n = self.num_players
+        self._order = [[(p + i) % n for i in range(n)] for p in range(n)]
+        self._rel = [[(q - p) % n for q in range(n)] for p in range(n)]
+        self._template = []
+        for p in range(n):
+            t = np.zeros(OBS_SIZE, dtype=np.float32)
+            t[:_PAWN_BASE] = self._static_planes(p)
+            for i in range(n):
+                t[_SEAT_BASE + i * SEAT_FEATURES] = 1.0  # seat present
+            self._template.append(array.array("f", t.tolist()))
+        self._discard_cache: dict[tuple, array.array] = {}
+        #: legal masks of the movement phase, by the bit set of legal directions
+        self.step_masks = []
+        for code in range(16):
+            m = np.zeros(self.num_actions, dtype=np.int8)
+            for d in range(4):
+                if code >> d & 1:
+                    m[A_STEP + d] = 1
+            self.step_masks.append(m)
+        self._names = [self._action_name(a) for a in range(self.num_actions)]
+
+    # ------------------------------------------------------------------------------------------
+    def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        self.reject_unknown(config, set(DEFAULTS))
+        out = dict(DEFAULTS)
+        out.update(config)
+        n = out["num_players"]
+        if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 8:
+            raise self.config_error("num_players", n, "an integer from 2 to 8")
+        for key in BOOL_SWITCHES:
+            if not isinstance(out[key], bool):
+                raise self.config_error(key, out[key], "True or False")
+        if out["kiai_bonus"] not in (1, 2) or isinstance(out["kiai_bonus"], bool):
+            raise self.config_error("kiai_bonus", out["kiai_bonus"], "1 or 2")
+        if out["failed_exam_cost"] not in (0, 1, 3) or isinstance(out["failed_exam_cost"], bool):
+            raise self.config_error("failed_exam_cost", out["failed_exam_cost"], "0, 1 or 3")
+        bf = out["board_file"]
+        if bf is not None:
+            if not isinstance(bf, str):
+                raise self.config_error("board_file", bf, "None (the standard board) or a path string")
+            try:
+                _board_for(bf)
+            except BoardError as exc:
+                raise self.config_error("board_file", bf, f"a valid board file ({exc})") from None
+        return out
+
+    # ------------------------------------------------------------------------------------------
+    def new_initial_state(self, seed: int | None = None) -> DojoState:
+        state = DojoState(self)
+        state.setup_new(make_rng(seed))
+        return state
+
+    def state_from_dict(self, data: dict[str, Any]) -> DojoState:
+        if not isinstance(data, dict):
+            raise TypeError("state must be a dict")
+        state = DojoState(self)
+        state.load_dict(data, rng_from_json(data["rng"]))
+        return state
+
+    def state_from_view(self, view: dict[str, Any], rng: random.Random) -> DojoState:
+        seat = view["seat"]
+        pool = list(CARD_COUNTS)
+        for c in view["hands"][seat]:
+            pool[c] -= 1
+        for c in view["discard"]:
+            if c is not None:
+                pool[c] -= 1
+        tec = [k for k in TECNICA for _ in range(pool[k])]
+        rng.shuffle(tec)
+        hands = []
+        for q, h in enumerate(view["hands"]):
+            if q == seat:
+                hands.append(list(h))
+            else:
+                hands.append([tec.pop() for _ in range(h)])
+        discard = []
+        for c in view["discard"]:
+            discard.append(tec.pop() if c is None else c)
+        for k in TECNICA:
+            pool[k] = 0
+        deck = tec + [k for k in range(NUM_KINDS) if not IS_TECNICA[k] for _ in range(pool[k])]
+        if len(deck) != view["deck"]:
+            raise ValueError(f"view is inconsistent: {len(deck)} unknown cards for a deck of {view['deck']}")
+        rng.shuffle(deck)
+        data = dict(view)
+        data["deck"] = deck
+        data["hands"] = hands
+        data["discard"] = discard
+        data["dice_script"] = []
+        state = DojoState(self)
+        state.load_dict(data, random.Random(rng.getrandbits(64)))
+        return state
+
+    # ------------------------------------------------------------------------------------------
+    # observation
+    def _static_planes(self, seat: int) -> np.ndarray:
+        b = self.board
+        planes = np.zeros((STATIC_PLANES, NUM_SQUARES), dtype=np.float32)
+        corner = SEAT_CORNERS[self.num_players][seat]
+        for s in range(NUM_SQUARES):
+            if b.room[s] >= 0:
+                planes[7, s] = 1
+                if b.room[s] == corner:
+                    planes[14, s] = 1
+            elif b.dojo[s]:
+                planes[8, s] = 1
+            else:
+                planes[b.kind[s], s] = 1
+            for d in range(4):
+                if b.step[s][d] >= 0:
+                    planes[9 + d, s] = 1
+            if b.entry[s] >= 0:
+                planes[13, s] = 1
+        return planes.reshape(-1)
+
+    def observe(self, state: DojoState, player: int) -> np.ndarray:
+        # Speed matters here (one call per env step). The vector is built in a Python
+        # ``array.array`` copied from a per-seat template (static planes, "seat present" flags):
+        # single-element writes to it are several times cheaper than numpy scalar or fancy-index
+        # writes; numpy then wraps the buffer without copying.
+        a = self._template[player][:]
+        pos = state.pos
+        track = state.track
+        hands = state.hands
+        guard = state.med_guard
+        skip = state.med_skip
+        for i, q in enumerate(self._order[player]):
+            s = pos[q]
+            if s >= 0:
+                a[_PAWN_BASE + i * NUM_SQUARES + s] = 1.0
+            o = _SEAT_BASE + i * SEAT_FEATURES
+            t = track[q]
+            a[o + 1] = t / TRACK_MAX
+            a[o + 2 + t // 3] = 1.0
+            if hands[q]:
+                a[o + 8] = 1.0
+            if guard[q]:
+                a[o + 9] = 1.0
+            if skip[q]:
+                a[o + 10] = 1.0
+        if state.main_phase != "setup" and state.mv_start >= 0:
+            for x in state.mv_squares:
+                a[_MOVE_BASE + x] = 1.0
+            a[_MOVE_BASE + NUM_SQUARES + state.mv_start] = 1.0
+        rel = self._rel[player]
+        actor = state.current_player()
+        for j, who in enumerate((state.turn_player, actor, state.k_att, state.k_def, state.first_player)):
+            if who >= 0:
+                a[_SEAT_BASE + rel[who] * SEAT_FEATURES + 11 + j] = 1.0
+        g = _GLOBAL_BASE
+        mine = hands[player]
+        if mine:
+            for c in mine:
+                a[g + TECNICA.index(c)] += 0.5
+        a[g + 3 + PHASE_INDEX[state.phase]] = 1.0
+        if state.purpose:
+            a[g + _PURPOSE_OFF + TARGET_PURPOSES.index(state.purpose)] = 1.0
+        o = g + _MISC_OFF
+        steps = state.mv_steps
+        a[o] = (steps if steps < 12 else 12) / 12
+        a[o + 1] = state.roll / 12
+        if state.mv_extra:
+            a[o + 2] = 1.0
+        if state.turn_index < self.num_players and not self.config["kumite_first_round"]:
+            a[o + 3] = 1.0
+        a[o + 4] = len(state.deck) / 22
+        if state.k_kind:
+            a[o + 5] = state.k_dice[0] / 6
+            a[o + 6] = state.k_dice[1] / 6
+            for role in (0, 1):
+                c = state.k_played[role]
+                if c >= 0:
+                    a[g + _PLAYED_OFF + 3 * role + TECNICA.index(c)] = 1.0
+            a[g + _KIND_OFF + KUMITE_KINDS.index(state.k_kind)] = 1.0
+            a[g + _WINS_OFF] = state.k_wins[0] / 2
+            a[g + _WINS_OFF + 1] = state.k_wins[1] / 2
+        if state.last_card >= 0:
+            a[g + _LAST_OFF + state.last_card] = 1.0
+        elif state.last_card == -2:
+            a[g + _LAST_OFF + NUM_KINDS] = 1.0
+        if state.discard:
+            key = (player, tuple(state.discard), tuple(state.discard_owner))
+            block = self._discard_cache.get(key)
+            if block is None:
+                block = self._discard_block(state, player)
+                if len(self._discard_cache) > 50_000:
+                    self._discard_cache.clear()
+                self._discard_cache[key] = block
+            base = g + _DISCARD_OFF
+            a[base:base + NUM_KINDS + 1] = block
+        return np.frombuffer(a, dtype=np.float32)
+
+    @staticmethod
+    def _discard_block(state: DojoState, player: int) -> array.array:
+        """Face-up discards by kind (/copies) and the number of hidden face-down ones (/7)."""
+        hidden = 0
+        seen = [0] * NUM_KINDS
+        for c, owner in zip(state.discard, state.discard_owner):
+            if owner == -1 or owner == player:
+                seen[c] += 1
+            else:
+                hidden += 1
+        return array.array("f", [a / b for a, b in zip(seen, CARD_COUNTS)] + [hidden / 7])
+
+    # ------------------------------------------------------------------------------------------
+    def _action_name(self, a: int) -> str:
+        if a < A_ROOM:
+            return f"step {DIR_NAMES[a - A_STEP]}"
+        if a < A_PASS:
+            i = a - A_ROOM
+            return f"room square {i // 3},{i % 3}"
+        if a == A_PASS:
+            return "pass"
+        if a == A_PLAY:
+            return "play Tecnica"
+        if a == A_TUNNEL:
+            return "take Tunnel"
+        if a < A_TARGET:
+            return f"keep {CARD_NAMES[TECNICA[a - A_KEEP]]}"
+        if a < A_SEGRETO:
+            return f"target seat+{a - A_TARGET + 1}"
+        r, c = rc(self.board.tunnels[a - A_SEGRETO])
+        return f"Tunnel Segreto to {r},{c}"
+
+    def action_to_string(self, action: int) -> str:
+        return self._names[action]
+
+    # ------------------------------------------------------------------------------------------
+    def render_text(self, state: DojoState) -> str:
+        b = self.board
+        grid = []
+        for r in range(SIZE):
+            row = []
+            for c in range(SIZE):
+                s = r * SIZE + c
+                ch = "S" if b.room[s] >= 0 else "D" if b.dojo[s] else KINDS[b.kind[s]]
+                here = [str(q) for q in range(self.num_players) if state.pos[q] == s]
+                row.append(here[0] if len(here) == 1 else "*" if here else ch)
+            grid.append(" ".join(row))
+        lines = grid + [""]
+        for q in range(self.num_players):
+            t = state.track[q]
+            s = state.pos[q]
+            where = f"{rc(s)}" if s >= 0 else "off board"
+            flags = []
+            if state.hands[q]:
+                flags.append(f"{len(state.hands[q])} Tecnica")
+            if state.med_guard[q]:
+                flags.append("meditating")
+            lines.append(f"player_{q}: track {t:2d} ({BELT_NAMES[belt_of(t)]}) at {where} {' '.join(flags)}")
+        if state.is_terminal():
+            lines.append(f"player_{state.winner} wears the Black Belt")
+        else:
+            lines.append(
+                f"turn of player_{state.turn_player}, phase {state.phase}, player_{state.current_player()} "
+                f"to act; roll {state.roll}, steps left {state.mv_steps}; deck {len(state.deck)}"
+            )
+        return "\n".join(lines)
+
+    def render_rgb(self, state: DojoState) -> np.ndarray:
+        from envs.core.render import grid_image
+
+        b = self.board
+        palette = {".": (235, 225, 200), "A": (150, 220, 150), "F": (230, 140, 120), "?": (180, 180, 240),
+                   "T": (120, 120, 120), "P": (240, 200, 120), "K": (240, 120, 200)}
+        colors = np.zeros((SIZE, SIZE, 3), dtype=np.uint8)
+        labels = [["" for _ in range(SIZE)] for _ in range(SIZE)]
+        for s in range(NUM_SQUARES):
+            r, c = rc(s)
+            if b.room[s] >= 0:
+                colors[r, c] = (255, 255, 255)
+            elif b.dojo[s]:
+                colors[r, c] = (60, 60, 60)
+            else:
+                colors[r, c] = palette[KINDS[b.kind[s]]]
+                if b.kind[s]:
+                    labels[r][c] = KINDS[b.kind[s]]
+        for q in range(self.num_players):
+            s = state.pos[q]
+            if s >= 0:
+                r, c = rc(s)
+                labels[r][c] = (labels[r][c] + str(q))[-2:]
+        return grid_image(colors, labels=labels)
+

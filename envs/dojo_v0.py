@@ -1,0 +1,117 @@
+"""Il Labirinto del Dojo — climb from White to Brown belt in a walled maze, then pass the Final Exam.
+
+2–8 players walk a 16x16 maze with dice, fight Kumite for stripes, draw Nebbia del Dojo cards and
+race to the Central Dojo; the first to win the Final Exam wears the Black Belt. The full rules as
+implemented, and every interpretation, are in ``envs/dojo/RULES.md``; the board is the text map
+``envs/dojo/board.txt``.
+
+=====================  =================================================================
+Import                 ``from envs import dojo_v0``; ``env = dojo_v0.env(num_players=4)``
+Agents                 ``player_0 … player_{n-1}``, n = ``num_players`` (2–8)
+Action space           ``Discrete(26 + tunnels)`` = ``Discrete(30)`` on the standard board
+Observation space      ``Box(0, 1, (6591,), float32)`` plus ``action_mask`` (int8)
+Rewards                +1 to the Black Belt winner, −1/(n−1) to every other seat (zero-sum);
+                       0 for everyone when truncated at ``max_cycles``
+Default max_cycles     1000 cycles (= 1000 × n actions); heuristic games take about 25 rounds
+                       (about 200 cycles), so only stalled games (e.g. random players) hit it
+Parallel API           no (turn-based AEC; out-of-turn decisions make that seat the next agent)
+=====================  =================================================================
+
+Action
+------
+One action per decision; the mask (``observation["action_mask"]``) allows only legal ones.
+
+=======  ============================  ====================================================
+id       name                          used when
+=======  ============================  ====================================================
+0–3      ``step N/E/S/W``              moving one step of the roll (masked to steps on a
+                                       longest possible walk: the full roll whenever it can
+                                       be completed); the Meditazione extra step; stepping
+                                       through a Dojo entrance (Brown only) enters the Dojo;
+                                       ``settle``: the quiet extra step of a pawn moved onto
+                                       an occupied square
+4–12     ``room square r,c``           setup, and when sent to Start: the square (r, c) of
+                                       one's own 3x3 Safe Room (reading order)
+13       ``pass``                      play no Tecnica in a Kumite window; decline a Tunnel
+14       ``play Tecnica``              play the held Tecnica (attacker first, then defender)
+15       ``take Tunnel``               teleport to the paired Tunnel
+16–18    ``keep Kiai/Uke/Kaeshi``      holding two Tecnica: keep one, discard the other
+                                       face down
+19–25    ``target seat+k``             Sfida / Irimi target, or the Exam defender when tied:
+                                       the opponent k seats after oneself (k = 1..7)
+26..     ``Tunnel Segreto to r,c``     the tunnel chosen for Tunnel Segreto (tunnels in
+                                       reading order: (3,3), (3,12), (12,3), (12,12))
+=======  ============================  ====================================================
+
+Observation
+-----------
+A flat float32 vector in [0, 1], from the acting seat's point of view (relative seat 0 = me,
+1 = the next seat clockwise, ...). Squares are indexed ``16 * row + column``.
+
+* 25 planes of 256 squares: square kinds ``. A F ? T P K`` (7), Safe Room, Dojo, open edge
+  N/E/S/W (4), next to a Dojo entrance, my own Safe Room, pawn of relative seat 0..7 (8),
+  squares visited by the current move, start square of the current move.
+* 8 x 16 seat features (relative seats; zeros for absent seats): present, track/17, belt one-hot
+  White..Brown (6), holds a Tecnica, meditating (cannot be fought/targeted), skips next turn,
+  is the turn player, is to act, is the Kumite attacker, is the defender, is the first player.
+* 63 globals: my Tecnica counts Kiai/Uke/Kaeshi (/2), phase one-hot (setup, move, tecnica, keep,
+  tunnel, target, segreto, place, settle, over), target purpose (sfida, irimi, exam), steps
+  left/12, roll/12, extra step, first round, deck size/22, attacker die/6, defender die/6,
+  Tecnica played by attacker (3) and defender (3), Kumite kind (move, tunnel, sfida, exam), Exam
+  bouts won by challenger/defender (/2), face-up discards by kind (/copies, 13) and hidden
+  face-down discards (/7), last card drawn (13 kinds + "a Tecnica", which stays secret).
+
+Other seats' Tecnica cards, face-down discards of others, the deck order and the RNG are never
+in a seat's observation or ``player_view``.
+
+Config keywords (``env(**config)``, ``raw_env(**config)``)
+------------------------------------------------------------
+=============================  =======  ==========================================================
+keyword                        default  meaning
+=============================  =======  ==========================================================
+``num_players``                4        2–8
+``board_file``                 None     path of a board map (format: see ``envs/dojo/board.txt``),
+                                        validated on load; None = the standard board
+``short_game``                 False    everyone starts on 3 (Yellow); with 6+ players always
+``exam_ties_to_defender``      False    a tied Final Exam goes to the defender (no Senshu)
+``exam_best_of_three``         False    the Exam is best of three full Kumite bouts
+``exam_defender_own_belt``     False    the Exam defender fights with its own belt, not Black
+``kiai_bonus``                 2        Kiai adds 2 (or 1)
+``failed_exam_cost``           3        stripes lost by a failed challenger (3, 1 or 0)
+``fatica_on_stop_only``        False    a Fatica costs a stripe only when stopping on it
+``kumite_first_round``         False    Kumite allowed from the first turn
+``first_player_extra_stripe``  False    the first player starts one stripe up
+=============================  =======  ==========================================================
+
+Also the generic ``render_mode`` (``human``, ``ansi``, ``rgb_array``), ``max_cycles`` and, for
+``raw_env`` only, ``illegal_action`` ("raise" or "penalize").
+
+Version history
+---------------
+* v0: first release (standard board v0, 22-card deck, all switches of the seed).
+"""
+
+from envs.core.env import make_env_factories
+from envs.dojo.game import DojoGame as Game
+
+env, raw_env = make_env_factories(Game)
+
+CONFIGS = {
+    "2p": {"num_players": 2},
+    "4p": {"num_players": 4},
+    "8p": {"num_players": 8},
+    "4p-alternatives": {
+        "num_players": 4, "exam_ties_to_defender": True, "exam_best_of_three": True,
+        "exam_defender_own_belt": True, "kiai_bonus": 1, "failed_exam_cost": 1,
+        "fatica_on_stop_only": True, "kumite_first_round": True, "first_player_extra_stripe": True,
+        "short_game": True,
+    },
+}
+BENCHMARK_CONFIGS = {"2p": {"num_players": 2}, "4p": {"num_players": 4}, "8p": {"num_players": 8}}
+
+# Random players almost never reach Brown, so random games rarely end; the generic fuzz test
+# plays budgeted games, and tests/dojo/test_dojo_env.py adds a step-budgeted fuzz plus
+# heuristic-agent games that do reach the Final Exam.
+FUZZ_GAMES = 12
+FUZZ_MAX_ACTIONS = 2500
+FUZZ_MAY_NOT_FINISH = True
