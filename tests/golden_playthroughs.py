@@ -1,6 +1,7 @@
 """Golden playthroughs: stored action sequences replayed and compared line by line with a readable dump.
 
-    python -m tests.golden_playthroughs            # regenerate every file in tests/golden/
+    python -m tests.golden_playthroughs                 # regenerate every file in tests/golden/
+    python -m tests.golden_playthroughs dojo_v0         # regenerate one game's file
 
 Each file records a game, its config and seed, the actions taken (seeded random legal play), and after
 every action the action's name, the seat that acted, the phase and the full text rendering. A rules
@@ -72,6 +73,12 @@ def read(path: pathlib.Path) -> tuple[dict, str]:
 
 
 if __name__ == "__main__":
+    import sys
+
+    names = sys.argv[1:] or list(envs.NAMES)
+    unknown = sorted(set(names) - set(envs.NAMES))
+    if unknown:
+        sys.exit(f"unknown games {unknown}; choose from {list(envs.NAMES)}")
     GOLDEN_DIR.mkdir(exist_ok=True)
-    for game_name in envs.NAMES:
+    for game_name in names:
         print("wrote", write(game_name))
