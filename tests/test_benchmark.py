@@ -1,0 +1,20 @@
+"""The benchmark runs end to end (it reports speeds; no test ever asserts a time)."""
+
+from __future__ import annotations
+
+import json
+
+from benchmarks import run as bench
+
+
+def test_benchmark_reports_every_ratio_for_a_game(tmp_path):
+    report = bench.run(["sequence_v0"], seconds=0.05, repeats=1, progress=False)
+    rows = report["results"]
+    assert [r["config"] for r in rows] == ["2 players", "2 teams of 2", "3 teams"]
+    for row in rows:
+        assert set(row["ratios"]) == {"raw_env", "env", "engine"}
+        assert row["raw_env"]["steps_per_s"] > 0 and row["c4_raw_env"]["steps_per_s"] > 0
+    bench.print_table(report)
+    bench.plot(report, tmp_path / "b.png")
+    assert (tmp_path / "b.png").stat().st_size > 0
+    json.dumps(report)
