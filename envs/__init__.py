@@ -12,14 +12,9 @@ PettingZoo's registry as ``tabletop/<game>-v0`` (entry point: the module's ``env
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from typing import Any
 
-ALL_NAMES: tuple[str, ...] = ("sequence_v0", "pans_trial_v0", "dojo_v0", "wizard_arena_v0")
-
-NAMES: tuple[str, ...] = tuple(
-    n for n in ALL_NAMES if importlib.util.find_spec(f"envs.{n}") is not None
-)
+NAMES: tuple[str, ...] = ("sequence_v0", "pans_trial_v0", "dojo_v0", "wizard_arena_v0")
 """Every game, by module name (``envs.<name>`` has ``env``, ``raw_env``, ``Game``, ``CONFIGS``)."""
 
 
