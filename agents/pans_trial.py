@@ -19,6 +19,32 @@ Evaluation, from the deciding seat's side (weights from the research sheet):
 Decisions that the evaluation cannot see through (the draft, the Appeasing card) use simple rules:
 draft the highest value; appease with the card most likely to win that is not a weapon, cheapest
 first.
+
+``pans_trial_v0/heuristic-v1`` is ours. It also decides on a state rebuilt from its view, and:
+
+* Traversing (and the launch or strike that completes a turn): alpha-beta minimax over the next
+  three Traversing turns (mine, the opponent's, mine), every chained decision inside a turn (a
+  ballista landing, the strikes of a combat) searched without using up depth; below the root a
+  striker uses its largest weapon and only the four best-looking ballista landings plus the one on
+  the opponent are explored. The end of the phase is a leaf valued by who can win the Appeasing.
+* Requests, Restructure, Steal Life, Plane Shift, placement: the same search over the rest of the
+  request sequence (the opponent's reply included), lines through a player only for Plane Shift.
+* Appeasing: for every pair (my card, a card the opponent may play; hands are public) it resolves
+  the trump and searches the request sequence that follows, then plays the card with the best
+  average of its worst case and its mean over the opponent's cards. It never looks at the
+  opponent's secret card (the rebuilt state's sample is overwritten by each candidate).
+* Draft: highest value.
+
+Its evaluation (:func:`h_evaluate`, in damage points) is the damage race: damage difference;
+0.35 per point of weapon value held; 0.12 per point of other hand cards; a bonus when one's largest
+(or two largest) weapons would finish the opponent; weapons lying on the board weighted by
+value / (1 + distance), mine against theirs; the better-armed side wants contact; the seat to move
+next to the other, armed, has the first strike (decisive when lethal); mobility, being walled in and
+forced passes; at the Appeasing, the edge of whoever holds the strongest card (they can always win
+it), grown by the Steal Life swap or the Restructure it would allow, decisive when that swap kills.
+
+``pans_trial_v0/heuristic-noisy-v1`` is heuristic-v1 playing a uniformly random legal action in
+30% of its real choices.
 """
 
 from __future__ import annotations
@@ -150,4 +176,418 @@ register(
     ExperiencedAgent,
     "the original's Experienced profile: one-ply lookahead over a damage/weapons/mobility/distance "
     "evaluation, two-ply for Plane Shift",
+)
+
+
+# ================================================================================================
+# heuristic-v1: our own player (alpha-beta search over a rebuilt state, damage-race evaluation)
+# ================================================================================================
+#
+# Everything below works on a state rebuilt from the seat's view (``state_from_view``); nothing
+# reads the true state. The search copies states with a light clone of its own (the rng is shared:
+# it is only consumed by the set-up, which the search never replays) and generates legal actions in
+# plain Python (``_legal``, checked against the engine's mask in the tests).
+
+_DIST = [[0] * R.NUM_SQUARES for _ in range(R.NUM_SQUARES)]
+for _a in range(R.NUM_SQUARES):
+    for _b in range(R.NUM_SQUARES):
+        _DIST[_a][_b] = _torus_distance(_a, _b)
+
+_CLONED = {
+    "rng", "board", "pos", "hands", "damage", "dmg_total", "pool", "omens", "revealed", "suit_role",
+    "identity", "stage", "actor", "active", "turns_left", "forced", "only_passes", "last_turn",
+    "strikers", "first_submitter", "appease_card", "appease_winner", "req_stage", "first_request",
+    "steal_card", "pending", "winner", "obs_cache",
+}
+#: The light clone below knows these fields; if the engine's state ever changes them, the search
+#: falls back to the engine's own (slower) clone, and a test flags it.
+FAST_CLONE_OK = set(R.PansTrialState.__slots__) == _CLONED
+_new_state = R.PansTrialState.__new__
+_State = R.PansTrialState
+
+
+def _clone(s: R.PansTrialState) -> R.PansTrialState:
+    """A cheap copy for the search (shares the rng and drops the observation cache)."""
+    if not FAST_CLONE_OK:
+        return s.clone()
+    o = _new_state(_State)
+    o.game = s.game
+    o._mask = None
+    o.obs_cache = None
+    o.rng = s.rng
+    o.board = s.board[:]
+    o.pos = s.pos[:]
+    o.hands = [s.hands[0][:], s.hands[1][:]]
+    o.damage = [s.damage[0][:], s.damage[1][:]]
+    o.dmg_total = s.dmg_total[:]
+    o.pool = s.pool[:]
+    o.omens = s.omens
+    o.revealed = s.revealed
+    o.suit_role = s.suit_role[:]
+    o.identity = s.identity
+    o.stage = s.stage
+    o.actor = s.actor
+    o.active = s.active
+    o.turns_left = s.turns_left
+    o.forced = s.forced[:]
+    o.only_passes = s.only_passes
+    o.last_turn = s.last_turn
+    o.strikers = s.strikers[:]
+    o.first_submitter = s.first_submitter
+    o.appease_card = s.appease_card[:]
+    o.appease_winner = s.appease_winner
+    o.req_stage = s.req_stage
+    o.first_request = s.first_request
+    o.steal_card = s.steal_card
+    o.pending = s.pending[:]
+    o.winner = s.winner
+    return o
+
+
+def _step(s: R.PansTrialState, a: int) -> R.PansTrialState:
+    o = _clone(s)
+    o._apply(a)
+    return o
+
+
+def _legal(s: R.PansTrialState) -> list[int]:
+    """The legal actions of ``s`` (same set as the engine's mask), in plain Python."""
+    if s.winner is not None:
+        return []
+    st, p = s.stage, s.actor
+    role, board = s.suit_role, s.board
+    if st == R.TRAVERSE:
+        if s.forced[p] > 0:
+            return [R.A_PASS]
+        out = []
+        here = s.pos[p]
+        for d, n in enumerate(R.NEIGH[here]):
+            c = board[n]
+            if c < 0 or role[R.SUIT_OF[c]] != R.WALLS:
+                out.append(d)
+        c = board[here]
+        if c >= 0:
+            r = role[R.SUIT_OF[c]]
+            if r == R.TRAPS or r == R.WEAPONS or (r == R.BALLISTA and s.ballista_targets(here)):
+                out.append(R.A_INTERACT)
+        return out or [R.A_PASS]
+    if st == R.TARGET:
+        return [R.A_TARGET + t for t in s.ballista_targets(s.pos[p])]
+    if st == R.COMBAT:
+        return [R.A_STRIKE + c for c in s.hands[p] if role[R.SUIT_OF[c]] == R.WEAPONS]
+    if st == R.APPEASE:
+        return [R.A_APPEASE + c for c in s.hands[p]]
+    if st == R.REQUEST:
+        return [R.A_REQUEST + r for r in range(4) if s.request_available(r)]
+    if st == R.RESTRUCTURE_PICK:
+        return list(range(R.A_RESTRUCTURE, R.A_SHIFT))
+    if st == R.SHIFT_PICK:
+        return list(range(R.A_SHIFT, R.A_TARGET))
+    if st == R.STEAL_MINE:
+        return [R.A_STEAL_MINE + c for c in s.damage[p]]
+    if st == R.STEAL_THEIRS:
+        return [R.A_STEAL_THEIRS + c for c in s.damage[1 - p]]
+    if st == R.PLACE:
+        holes = s.open_holes()
+        return [R.A_PLACE + 36 * k + h for k in (0, 1) if s.pending[k] >= 0 for h in holes]
+    if st == R.DRAFT:
+        kings_left = R.MAX_KINGS - sum(1 for h in s.hands for c in h if R.IS_KING[c])
+        return [R.A_DRAFT + c for c in s.pool if kings_left > 0 or not R.IS_KING[c]]
+    return []
+
+
+#: Evaluation weights (damage points are the unit).
+W_AMMO = 0.35  # per point of weapon value held (it becomes damage on the opponent when used)
+W_HAND = 0.12  # per point of a non-weapon hand card (appeasing strength, a future weapon)
+W_KILL = 15.0  # my largest weapon is enough to finish the opponent
+W_KILL2 = 6.0  # my two largest weapons are enough
+W_FIRST = 0.5  # the seat to move stands next to the other and is armed: its first-strike edge
+W_FIRST_KILL = 40.0  # ... and that first strike is lethal
+W_BOARD_WEAPON = 0.35  # reachable weapon cards on the board (value / (1 + distance)), mine vs theirs
+W_CHASE = 0.4  # per square: the better-armed side wants to be close, the other far away
+W_MOBILITY = 0.3  # per legal move
+W_TRAPPED = 3.0  # walled in (no legal move)
+W_FORCED = 1.0  # per forced pass owed
+W_APPEASE = 5.0  # the Appeasing winner's edge (requests first), at phase end
+W_STEAL = 1.0  # ... plus this per point a Steal Life swap would move
+W_STEAL_KILL = 60.0  # ... or this when that swap would be lethal
+W_RESTRUCTURE = 0.5  # ... or this per point of firepower a Restructure would shift to the winner
+
+
+_SUIT_OR_NONE = R.SUIT_OF + [-1]  # index -1 (a hole) gives -1
+_WALL_FREE_NEIGH = R.NEIGH
+
+
+def _weapons(s: R.PansTrialState, p: int) -> list[int]:
+    ws = s.suit_role.index(R.WEAPONS)
+    return sorted((R.VALUE[c] for c in s.hands[p] if c // 13 == ws), reverse=True)
+
+
+def _moves(s: R.PansTrialState, p: int) -> int:
+    board = s.board
+    wall = s.suit_role.index(R.WALLS)
+    n = 0
+    for q in R.NEIGH[s.pos[p]]:
+        if _SUIT_OR_NONE[board[q]] != wall:
+            n += 1
+    return n
+
+
+def _best_appease_card(s: R.PansTrialState, p: int) -> tuple:
+    strength = s.game.trump_strength
+    role = s.suit_role
+    return max(((strength[role[R.SUIT_OF[c]]], R.VALUE[c]) for c in s.hands[p]), default=(-1, 0))
+
+
+def h_evaluate(s: R.PansTrialState, me: int) -> float:
+    """Static value of ``s`` for seat ``me`` in damage points (positive is good for ``me``)."""
+    if s.winner is not None:
+        if s.winner == R.DRAW:
+            return 0.0
+        return WIN if s.winner == me else -WIN
+    op = 1 - me
+    thr = s.game.config["damage_threshold"]
+    life = (thr - s.dmg_total[0], thr - s.dmg_total[1])
+    role = s.suit_role
+    ws = role.index(R.WEAPONS)
+    value = R.VALUE
+    score = 0.0
+    w = [None, None]
+    for p, sign in ((me, 1.0), (op, -1.0)):
+        q = 1 - p
+        wp = []
+        other = 0
+        for c in s.hands[p]:
+            if c // 13 == ws:
+                wp.append(value[c])
+            else:
+                other += value[c]
+        wp.sort(reverse=True)
+        w[p] = wp
+        v = -s.dmg_total[p] + W_AMMO * sum(wp) + W_HAND * other
+        if wp:
+            if wp[0] >= life[q]:
+                v += W_KILL
+            elif len(wp) > 1 and wp[0] + wp[1] >= life[q]:
+                v += W_KILL2
+        m = _moves(s, p)
+        v += W_MOBILITY * m
+        if m == 0:
+            v -= W_TRAPPED
+        v -= W_FORCED * s.forced[p]
+        score += sign * v
+    pm, po = s.pos[me], s.pos[op]
+    dm, do = _DIST[pm], _DIST[po]
+    dist = dm[po]
+    # weapons lying on the board: closer to me than to the opponent is good
+    bw = 0.0
+    suit = _SUIT_OR_NONE
+    for sq_, c in enumerate(s.board):
+        if suit[c] == ws:
+            bw += value[c] * (_INV1[dm[sq_]] - _INV1[do[sq_]])
+    score += W_BOARD_WEAPON * bw
+    # chasing: the side with more firepower wants contact (scaled by the firepower gap, so that a
+    # weapon is never worth less than nothing; 3 is the typical distance)
+    gap = sum(w[me]) - sum(w[op])
+    if gap:
+        score += W_CHASE * max(-1.0, min(1.0, gap / 10.0)) * (3 - dist)
+    # the seat to move next to an armed opponent gets the first strike
+    if dist == 1 and s.stage == R.TRAVERSE:
+        x = s.actor
+        if w[x] and s.forced[x] == 0 and not s.is_wall(s.pos[1 - x]):
+            sign = 1.0 if x == me else -1.0
+            if w[x][0] >= life[1 - x]:
+                score += sign * W_FIRST_KILL
+            else:
+                score += sign * W_FIRST * w[x][0]
+    if s.stage == R.APPEASE:
+        score += _appease_edge(s, me, thr)
+    return score
+
+
+def _appease_edge(s: R.PansTrialState, me: int, thr: int) -> float:
+    """What the coming Appeasing is worth to ``me``: whoever holds the strongest card can win it,
+    and the winner may at least Steal Life (their largest damage card for the loser's smallest)."""
+    win = 0 if _best_appease_card(s, 0) > _best_appease_card(s, 1) else 1
+    lose = 1 - win
+    sign = 1.0 if win == me else -1.0
+    steal = 0.0
+    if s.damage[0] and s.damage[1]:
+        swing = max(R.VALUE[c] for c in s.damage[win]) - min(R.VALUE[c] for c in s.damage[lose])
+        if swing > 0:
+            if s.dmg_total[lose] + swing >= thr:
+                return sign * W_STEAL_KILL
+            steal = W_STEAL * swing
+    # Restructure: the best swap of two suits' roles for the winner's firepower over the loser's
+    role = s.suit_role
+    per_suit = [[0] * 4, [0] * 4]
+    for p in (0, 1):
+        for c in s.hands[p]:
+            per_suit[p][c // 13] += R.VALUE[c]
+    ws = role.index(R.WEAPONS)
+    now = per_suit[win][ws] - per_suit[lose][ws]
+    best = 0.0
+    for x in range(4):
+        if x != ws:
+            best = max(best, per_suit[win][x] - per_suit[lose][x] - now)
+    return sign * (W_APPEASE + max(steal, W_RESTRUCTURE * best))
+
+
+_INV1 = [1.0 / (1 + d) for d in range(8)]
+
+
+class HeuristicAgent(Agent):
+    """Alpha-beta search over the rebuilt state with :func:`h_evaluate` (see the module notes)."""
+
+    depth = 3  # Traversing plies searched (chained decisions inside a turn are free)
+    max_targets = 4  # ballista landings explored below the root
+    appease_worst = 0.5  # Appeasing: weight of the worst case against the mean over their cards
+
+    def reset(self, seat: int, config: dict[str, Any]) -> None:
+        super().reset(seat, config)
+        self.game = envs.make_game("pans_trial_v0", **config)
+
+    # -- entry point ----------------------------------------------------------------------------
+    def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
+        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        if len(legal) == 1:
+            return legal[0]
+        if not hasattr(self, "game"):
+            self.reset(self.seat, self.config)
+        me = int(view["seat"])
+        self.me = me
+        state = self.game.state_from_view(view, random.Random(self.rng.random()))
+        st = state.stage
+        if st == R.DRAFT:
+            return self._draft(state, me, legal)
+        if st == R.APPEASE:
+            return self._appease(state, me, legal)
+        # a launch or a strike belongs to the Traversing turn being played: same depth left
+        depth = self.depth - 1 if st in (R.TRAVERSE, R.TARGET, R.COMBAT) else 2
+        best, best_score = [], -float("inf")
+        for a in legal:
+            v = self._search(_step(state, a), depth, -float("inf"), float("inf"))
+            if v > best_score + 1e-9:
+                best, best_score = [a], v
+            elif v >= best_score - 1e-9:
+                best.append(a)
+        return best[self.rng.randrange(len(best))]
+
+    # -- search ---------------------------------------------------------------------------------
+    def _children(self, s: R.PansTrialState) -> list[int]:
+        st = s.stage
+        acts = _legal(s)
+        if st == R.COMBAT and len(acts) > 1:
+            return [max(acts, key=lambda a: R.VALUE[a - R.A_STRIKE])]
+        if st == R.SHIFT_PICK:
+            # only the lines through a player matter much for the search
+            keep = []
+            for p in (0, 1):
+                r, c = divmod(s.pos[p], R.SIZE)
+                keep += [R.A_SHIFT + 2 * r, R.A_SHIFT + 2 * r + 1, R.A_SHIFT + 12 + 2 * c,
+                         R.A_SHIFT + 13 + 2 * c]
+            return sorted(set(keep))
+        if st == R.TARGET and len(acts) > self.max_targets:
+            # keep the few most promising landings (static value for the seat choosing)
+            # (landing on the opponent, i.e. combat, is always kept)
+            sign = 1.0 if s.actor == self.me else -1.0
+            hit = R.A_TARGET + s.pos[1 - s.actor]
+            rest = [a for a in acts if a != hit]
+            rest.sort(key=lambda a: -sign * h_evaluate(_step(s, a), self.me))
+            keep = rest[:self.max_targets]
+            if hit in acts:
+                keep.insert(0, hit)
+            return keep
+        if st == R.STEAL_MINE:
+            return [max(acts, key=lambda a: R.VALUE[a - R.A_STEAL_MINE])]
+        if st == R.STEAL_THEIRS:
+            return [min(acts, key=lambda a: R.VALUE[a - R.A_STEAL_THEIRS])]
+        return acts
+
+    def _search(self, s: R.PansTrialState, depth: int, alpha: float, beta: float) -> float:
+        me = self.me
+        if s.winner is not None:
+            if s.winner == R.DRAW:
+                return 0.0
+            return (WIN + depth) if s.winner == me else -(WIN + depth)
+        st = s.stage
+        if st == R.APPEASE or st == R.DRAFT:
+            return h_evaluate(s, me)
+        if st == R.PLACE:
+            return h_evaluate(s, me)
+        if depth <= 0 and st in (R.TRAVERSE, R.REQUEST):
+            return h_evaluate(s, me)
+        acts = self._children(s)
+        nd = depth - 1 if st in (R.TRAVERSE, R.REQUEST) else depth
+        if s.actor == me:
+            v = -float("inf")
+            for a in acts:
+                v = max(v, self._search(_step(s, a), nd, alpha, beta))
+                if v >= beta:
+                    return v
+                alpha = max(alpha, v)
+            return v
+        v = float("inf")
+        for a in acts:
+            v = min(v, self._search(_step(s, a), nd, alpha, beta))
+            if v <= alpha:
+                return v
+            beta = min(beta, v)
+        return v
+
+    # -- draft and Appeasing ----------------------------------------------------------------------
+    def _draft(self, state: R.PansTrialState, me: int, legal: list[int]) -> int:
+        # Roles are secret until the draft ends, so every suit is alike: take the highest value.
+        # (Bonuses for a one-suit hand or for breaking up the opponent's suit measured no better.)
+        return max(legal, key=lambda a: (R.VALUE[a - R.A_DRAFT], self.rng.random()))
+
+    def _appease(self, state: R.PansTrialState, me: int, legal: list[int]) -> int:
+        op = 1 - me
+        mine = [a - R.A_APPEASE for a in legal]
+        theirs = state.hands[op][:]
+        # value of each (my card, their card) pair: search the request phase that follows
+        table = []
+        for c in mine:
+            row = []
+            for o in theirs:
+                s = _clone(state)
+                s.appease_card = [-1, -1]
+                s.appease_card[me] = c
+                s.appease_card[op] = o
+                s._resolve_appease()
+                row.append(self._search(s, 2, -float("inf"), float("inf")))
+            table.append(row)
+        # choose: the average of the worst case and the mean over their possible cards
+        def score(i):
+            row = table[i]
+            return self.appease_worst * min(row) + (1.0 - self.appease_worst) * sum(row) / len(row)
+        best = max(range(len(mine)), key=lambda i: (score(i), self.rng.random()))
+        return R.A_APPEASE + mine[best]
+
+
+register(
+    "pans_trial_v0/heuristic-v1",
+    HeuristicAgent,
+    "alpha-beta search (3 Traversing plies, request phase searched) over a damage-race evaluation; "
+    "Appeasing card chosen by searching the requests each pair of cards leads to",
+)
+
+
+class NoisyHeuristicAgent(HeuristicAgent):
+    """``heuristic-v1`` that plays a uniformly random legal action instead in a share of its
+    decisions with a real choice (a weaker, less predictable sparring partner)."""
+
+    noise = 0.3
+
+    def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
+        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        if len(legal) > 1 and self.rng.random() < self.noise:
+            return legal[self.rng.randrange(len(legal))]
+        return super().act(observation, view)
+
+
+register(
+    "pans_trial_v0/heuristic-noisy-v1",
+    NoisyHeuristicAgent,
+    "heuristic-v1 with 30% of its real choices replaced by a uniformly random legal action",
 )
