@@ -85,6 +85,8 @@ class DojoGame(Game):
         n = self.num_players
         self._order = [[(p + i) % n for i in range(n)] for p in range(n)]
         self._rel = [[(q - p) % n for q in range(n)] for p in range(n)]
+        #: per observer: (seat, start of its pawn plane), in the observer's seat order
+        self._pawn_planes = [[(q, _PAWN_BASE + i * NUM_SQUARES) for i, q in enumerate(order)] for order in self._order]
         self._template = []
         for p in range(n):
             t = np.zeros(OBS_SIZE, dtype=np.float32)
@@ -204,24 +206,16 @@ class DojoGame(Game):
         # writes; numpy then wraps the buffer without copying.
         a = self._template[player][:]
         pos = state.pos
-        track = state.track
         hands = state.hands
-        guard = state.med_guard
-        skip = state.med_skip
-        for i, q in enumerate(self._order[player]):
+        for q, at in self._pawn_planes[player]:
             s = pos[q]
             if s >= 0:
-                a[_PAWN_BASE + i * NUM_SQUARES + s] = 1.0
-            o = _SEAT_BASE + i * SEAT_FEATURES
-            t = track[q]
-            a[o + 1] = t / TRACK_MAX
-            a[o + 2 + t // 3] = 1.0
-            if hands[q]:
-                a[o + 8] = 1.0
-            if guard[q]:
-                a[o + 9] = 1.0
-            if skip[q]:
-                a[o + 10] = 1.0
+                a[at + s] = 1.0
+        # The seats block in seat order comes from the state's cache; the observer's comes first.
+        seats = self._seat_block(state)
+        split = _SEAT_BASE + (self.num_players - player) * SEAT_FEATURES
+        a[_SEAT_BASE:split] = seats[player * SEAT_FEATURES:]
+        a[split:split + player * SEAT_FEATURES] = seats[:player * SEAT_FEATURES]
         if state.main_phase != "setup" and state.mv_start >= 0:
             for x in state.mv_squares:
                 a[_MOVE_BASE + x] = 1.0
@@ -272,7 +266,31 @@ class DojoGame(Game):
                 self._discard_cache[key] = block
             base = g + _DISCARD_OFF
             a[base:base + NUM_KINDS + 1] = block
-        return np.frombuffer(a, dtype=np.float32)
+        return np.frombuffer(a, "f")  # float32, sharing the buffer
+
+    def _seat_block(self, state: DojoState) -> array.array:
+        """Every seat's features 0-10 (present, track, belt, holds a Tecnica, meditating guard
+        and skip), in seat order. Cached on the state (``obs_cache``), keyed by copies of the
+        lists they come from; any change, including direct edits of those lists, rebuilds it."""
+        track, hands, guard, skip = state.track, state.hands, state.med_guard, state.med_skip
+        cache = state.obs_cache
+        if cache is None or not (cache[0] == track and cache[1] == hands and cache[2] == guard
+                                 and cache[3] == skip):
+            block = array.array("f", bytes(4 * SEAT_FEATURES * self.num_players))
+            for q in range(self.num_players):
+                o = q * SEAT_FEATURES
+                t = track[q]
+                block[o] = 1.0
+                block[o + 1] = t / TRACK_MAX
+                block[o + 2 + t // 3] = 1.0
+                if hands[q]:
+                    block[o + 8] = 1.0
+                if guard[q]:
+                    block[o + 9] = 1.0
+                if skip[q]:
+                    block[o + 10] = 1.0
+            cache = state.obs_cache = (list(track), [list(h) for h in hands], list(guard), list(skip), block)
+        return cache[4]
 
     @staticmethod
     def _discard_block(state: DojoState, player: int) -> array.array:

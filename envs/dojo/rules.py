@@ -64,6 +64,10 @@ class WalkOracle:
 
     A walk that reaches a square next to a Dojo entrance with steps left counts as complete when
     the Dojo is open (entering needs no exact count). This is the hot spot of the move mask.
+
+    The answer only depends on the visited squares that a walk of k steps from s could reach, so
+    the cache key keeps only those (``visited`` masked by the ball of radius k around s): the same
+    neighbourhood seen in another turn, with other squares visited far away, is a cache hit.
     """
 
     def __init__(self, board: Board, limit: int = 100_000):
@@ -72,11 +76,36 @@ class WalkOracle:
         self.bit = board.bit
         self.entry = board.entry
         self.cache: dict[tuple, bool] = {}
+        #: step_dirs answers, keyed like ``cache`` (see ``step_dirs``)
+        self.dirs_cache: dict[tuple, tuple[int, ...] | None] = {}
         self.limit = limit
+        #: balls[s][k]: bit set of the squares at most k steps from s (radius 0 = s itself), up
+        #: to the radius where it stops growing; built on first use. Depends on the board only.
+        self.balls: list[list[int] | None] = [None] * len(board.neighbours)
+
+    def _balls_of(self, s: int) -> list[int]:
+        bit, neighbours = self.bit, self.neighbours
+        reached = bit[s]
+        frontier = [s]
+        balls = [reached]
+        while frontier:
+            nxt = []
+            for u in frontier:
+                for t in neighbours[u]:
+                    if not reached & bit[t]:
+                        reached |= bit[t]
+                        nxt.append(t)
+            frontier = nxt
+            if nxt:
+                balls.append(reached)
+        self.balls[s] = balls
+        return balls
 
     def walk(self, s: int, k: int, visited: int, dojo: bool) -> bool:
         if k == 0 or (dojo and self.entry[s] >= 0):
             return True
+        balls = self.balls[s] or self._balls_of(s)
+        visited &= balls[k] if k < len(balls) else balls[-1]  # squares out of reach do not matter
         key = (s, k, visited, dojo)
         hit = self.cache.get(key)
         if hit is not None:
@@ -98,6 +127,29 @@ class WalkOracle:
             k -= 1
         return k
 
+    def step_dirs(self, s: int, k: int, visited: int, dojo: bool) -> tuple[int, ...] | None:
+        """The directions (0-3, in order) of the steps from s that begin a walk of the longest
+        length possible with up to k steps (the move mask's steps), or None when no step at
+        all can be taken. Like ``walk`` it depends only on the visited squares within k steps
+        of s, and is cached by them."""
+        balls = self.balls[s] or self._balls_of(s)
+        key = (s, k, visited & (balls[k] if k < len(balls) else balls[-1]), dojo)
+        hit = self.dirs_cache.get(key, False)
+        if hit is not False:
+            return hit
+        left = self.longest(s, k, visited, dojo)
+        if left == 0:
+            dirs = None
+        else:
+            left -= 1
+            bit, walk = self.bit, self.walk
+            dirs = tuple(d for d, t in enumerate(self.board.step[s])
+                         if t >= 0 and not visited & bit[t] and walk(t, left, visited | bit[t], dojo))
+        if len(self.dirs_cache) >= self.limit:
+            self.dirs_cache.clear()
+        self.dirs_cache[key] = dirs
+        return dirs
+
 
 class DojoState(State):
     """One position of Il Labirinto del Dojo."""
@@ -108,6 +160,7 @@ class DojoState(State):
         "setup_count", "roll", "mv_start", "mv_visited", "mv_squares", "mv_steps", "mv_prev", "mv_extra", "mv_queue",
         "k_att", "k_def", "k_kind", "k_dice", "k_played", "k_stage", "k_from", "k_wins", "k_uke",
         "exam_from", "purpose", "pending", "resume", "winner", "last_card", "stats", "dice_script",
+        "obs_cache",
     )
 
     # ------------------------------------------------------------------------------------------
@@ -117,6 +170,8 @@ class DojoState(State):
         self.rng = rng
         self.n = game.num_players
         self.corners = SEAT_CORNERS[self.n]
+        #: Scratch space of the observation encoder (derived data only; never saved or compared).
+        self.obs_cache: Any = None
 
     def setup_new(self, rng: random.Random) -> None:
         cfg = self.game.config
@@ -235,21 +290,10 @@ class DojoState(State):
                 if t >= 0 and not vis & bit[t]:
                     out.append(d)
         else:
-            oracle = self.game.oracle
-            k = oracle.longest(s, self.mv_steps, vis, dojo)
-            if k == 0:
+            dirs = self.game.oracle.step_dirs(s, self.mv_steps, vis, dojo)
+            if dirs is None:
                 return out
-            k -= 1
-            cache = oracle.cache
-            for d in range(4):
-                t = step[d]
-                if t >= 0 and not vis & bit[t]:
-                    v = vis | bit[t]
-                    ok = cache.get((t, k, v, dojo)) if k else True
-                    if ok is None:
-                        ok = oracle.walk(t, k, v, dojo)
-                    if ok:
-                        out.append(d)
+            out += dirs
         if dojo and board.entry[s] >= 0:
             out.append(board.entry[s])
         return out
@@ -826,6 +870,7 @@ class DojoState(State):
         other.mv_squares = list(self.mv_squares)  # derived from mv_visited; not saved
         other.pending = [list(x) for x in self.pending]
         other.stats = dict(self.stats)
+        other.obs_cache = self.obs_cache  # keyed by copies of what it was built from: safe to share
         return other
 
     def _public_dict(self) -> dict[str, Any]:

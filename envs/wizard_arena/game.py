@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import math
 import random
 from typing import Any
@@ -78,17 +79,22 @@ class WizardArenaGame(Game):
         self.observation_shape = (self.table_offset + self.num_players * len(TABLE_FEATURES),)
         self._maps: dict[tuple[str, ...], ArenaMap] = {}
         n = self.num_players
+        ss = self.size * self.size
         self._orders = [[(p + k) % n for k in range(n)] for p in range(n)]
-        self._rotations = [np.array(order) for order in self._orders]
         last = max(1, self.size - 1)
-        self._row_list = [(c // self.size) / last for c in range(self.size * self.size)]
-        self._row_int = [c // self.size for c in range(self.size * self.size)]
-        own_start = self.global_len + self.local_len
-        self._own_index = list(range(own_start, own_start + len(OWN_FEATURES)))
-        k = len(TABLE_FEATURES)
-        self._position_index = [self.table_offset + j * k + c for j in range(n) for c in (9, 10)]
-        self._col_int = [c % self.size for c in range(self.size * self.size)]
-        self._col_list = [(c % self.size) / last for c in range(self.size * self.size)]
+        self._row_int = [c // self.size for c in range(ss)]
+        self._col_int = [c % self.size for c in range(ss)]
+        self._row_list = [r / last for r in self._row_int]  # normalised row/col features by cell
+        self._col_list = [c / last for c in self._col_int]
+        self.own_offset = self.global_len + self.local_len
+        self.window_cells = w * w
+        #: where channel ch starts, on the global planes and in the local window
+        self._plane_offsets = [ch * ss for ch in range(len(CHANNELS))]
+        self._local_offsets = [self.global_len + ch * w * w for ch in range(len(CHANNELS))]
+        #: the own-stats feature set to 1 in each phase (none once the game is over)
+        own = self.own_offset
+        self._phase_feature = {MOVE: own + 15, ALLY: own + 16, GARY: own + 17, REWARD: own + 18}
+        self._template_key = f"observation template, length {self.observation_shape[0]}"
 
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
         self.reject_unknown(config, self.KEYWORDS)
@@ -179,139 +185,170 @@ class WizardArenaGame(Game):
 
     # -----------------------------------------------------------------------------------------
     # Observation
-    def _template(self, arena: ArenaMap) -> tuple[np.ndarray, list[np.ndarray]]:
-        """(observation with only the global terrain plane filled, the local terrain window around
-        every cell, beyond the edge reading as impassable); cached on the map, which clones share."""
-        cached = arena.cache.get("obs")
+    #
+    # Speed matters here (one call per env step). The vector is assembled in a Python
+    # ``array.array("f")``: copying a template and writing single elements into it costs far less
+    # than numpy scalar or fancy-index writes, and numpy wraps the buffer at the end without a copy.
+    # Two caches leave each call little more than the marks that move every step:
+    #
+    # * per map (``ArenaMap.cache``, shared by every clone; the terrain never changes): the
+    #   observation with only the global terrain plane filled, and the 7x7 terrain window around
+    #   each cell (built the first time a bot stands there);
+    # * per state (``ArenaState.obs_cache``): every seat's bots-table row and own-stats block
+    #   without positions, and for each observer asked so far its rotated table and which
+    #   channel and table row each bot is written to. It is keyed by copies of the lists those
+    #   values come from (HP, strength, score, alive, leader_of, max HP; party sizes and side
+    #   strengths follow from leader_of and strength); any difference, including edits made
+    #   directly to the state's lists, rebuilds it. Entries depend on nothing else, so clones
+    #   may share it.
+    def _template(self, arena: ArenaMap) -> tuple[array.array, list[array.array | None], np.ndarray]:
+        """(observation with only the global terrain plane filled, the terrain windows by centre
+        cell filled on demand, the terrain padded by the window radius with impassable cells)."""
+        cached = arena.cache.get(self._template_key)
         if cached is None:
             s, r = arena.size, LOCAL_RADIUS
-            w = 2 * r + 1
             terrain = (np.array(arena.terrain).reshape(s, s) != 0).astype(np.float32)
             base = np.zeros(self.observation_shape, dtype=np.float32)
             base[: s * s] = terrain.reshape(-1)
             padded = np.ones((s + 2 * r, s + 2 * r), dtype=np.float32)
             padded[r:r + s, r:r + s] = terrain
-            windows = [padded[c // s:c // s + w, c % s:c % s + w].reshape(-1).copy() for c in range(s * s)]
-            cached = arena.cache["obs"] = (base, windows)
+            cached = arena.cache[self._template_key] = (array.array("f", base.tobytes()), [None] * (s * s), padded)
         return cached
 
+    def _window(self, template: tuple, cell: int) -> array.array:
+        """The terrain channel of the 7x7 window centred on ``cell`` (beyond the edge: impassable)."""
+        windows, padded = template[1], template[2]
+        win = windows[cell]
+        if win is None:
+            w = 2 * LOCAL_RADIUS + 1
+            r, c = self._row_int[cell], self._col_int[cell]
+            win = windows[cell] = array.array("f", padded[r:r + w, c:c + w].tobytes())
+        return win
+
     def observe(self, state: ArenaState, player: int) -> np.ndarray:
-        base, windows = self._template(state.map)
-        s, r = self.size, LOCAL_RADIUS
-        w = 2 * r + 1
-        ss, ww = s * s, w * w
-        n = state.n
-        pos, alive, lo, hp, max_hp, st, score = (
-            state.pos, state.alive, state.leader_of, state.hp, state.max_hp, state.strength, state.score)
-        parties = state.parties
-        g, loc, offset = self.global_len, self.local_len, self.table_offset
+        template = self._template(state.map)
+        own_block, table, marks = self._stat_blocks(state, player)
+        pos, alive = state.pos, state.alive
         here = pos[player]
-        out = base.copy()
-        out[g:g + ww] = windows[here]  # terrain around the seat's bot (beyond the edge: impassable)
-        out[offset:] = self._bots_table(state, player)
-        # Everything else is written in one go: indices and values.
-        idx: list[int] = []
-        values: list[float] = []
-        # Bots and Gary on the global planes, and on the local ones when inside the window.
-        my_side = lo[player]
+        n = state.n
+        a = template[0][:]
+        g, own, offset = self.global_len, self.own_offset, self.table_offset
+        a[g:g + self.window_cells] = self._window(template, here)  # local terrain channel
+        a[own:offset] = own_block
+        a[offset:] = table
+
+        # Every bot on its plane (global, and local when inside the window) and its row and
+        # column in the bots table; which plane and which table row came with ``marks``.
         rows, cols = self._row_int, self._col_int
-        row, col = rows[here], cols[here]
-        top, left = row - r, col - r
-        marks = [(5, state.gary)]
-        for i in range(n):
-            if not alive[i]:
-                marks.append((4, pos[i]))
-                if i == player:
-                    marks.append((1, pos[i]))
-            elif i == player:
-                marks.append((1, pos[i]))
-            elif lo[i] == my_side:
-                marks.append((2, pos[i]))
-            else:
-                marks.append((3, pos[i]))
-        for ch, cell in marks:
-            idx.append(ch * ss + cell)
-            dr, dc = rows[cell] - top, cols[cell] - left
-            if 0 <= dr < w and 0 <= dc < w:
-                idx.append(g + ch * ww + dr * w + dc)
-        values = [1.0] * len(idx)
-
-        # Own stats.
-        health = state.health
-        inv_hp = 1.0 / (2.0 * health) if health > 0 else 1.0
-        phase = state.phase
-        gary = state.gary
-        gr, gc = rows[gary], cols[gary]
         row_of, col_of = self._row_list, self._col_list
-        own_line = parties.get(my_side)
-        side = sum(st[m] for m in own_line) if own_line else st[player]
-        score_v = (score[player] - SCORE_LOW) / SCORE_SPAN
-        idx += self._own_index
-        values += (
-            float(alive[player]), min(1.0, hp[player] * inv_hp), min(1.0, max_hp[player] * inv_hp),
-            min(1.0, st[player] / STRENGTH_SCALE), 0.0 if score_v < 0.0 else (1.0 if score_v > 1.0 else score_v),
-            float(own_line is None), float(own_line is not None and my_side == player),
-            float(own_line is not None and my_side != player),
-            (len(own_line) if own_line else 1) / n,
-            row_of[here], col_of[here], row_of[gary], col_of[gary],
-            float(max(abs(gr - row), abs(gc - col)) <= 1),
-            min(1.0, side / SIDE_STRENGTH_SCALE),
-            float(phase == MOVE), float(phase == ALLY), float(phase == GARY), float(phase == REWARD),
-        )
-        # The bots table came from the cache (per stats and observer); add the positions.
-        idx += self._position_index
-        for i in self._orders[player]:
+        plane, local = self._plane_offsets, self._local_offsets
+        w = 2 * LOCAL_RADIUS + 1
+        top, left = rows[here] - LOCAL_RADIUS, cols[here] - LOCAL_RADIUS
+        for i, at, on_plane, on_local in marks:
             cell = pos[i]
-            values += (row_of[cell], col_of[cell])
-        out.put(idx, values)
-        return out
+            a[at] = row_of[cell]
+            a[at + 1] = col_of[cell]
+            a[on_plane + cell] = 1.0
+            dr = rows[cell] - top
+            if 0 <= dr < w:
+                dc = cols[cell] - left
+                if 0 <= dc < w:
+                    a[on_local + dr * w + dc] = 1.0
+        if not alive[player]:
+            a[plane[1] + here] = 1.0
+            a[local[1] + LOCAL_RADIUS * w + LOCAL_RADIUS] = 1.0  # the window's centre
+        if state._phase == ALLY and player in state.ally:
+            ally = state.ally
+            partner = ally[1] if ally[0] == player else ally[0]
+            a[offset + (partner - player) % n * len(TABLE_FEATURES) + 11] = 1.0  # asks me to ally
+        # Gary on his plane and in the own stats, with the seat's own place and the phase.
+        gary = state.gary
+        a[plane[5] + gary] = 1.0
+        dr, dc = rows[gary] - top, cols[gary] - left
+        if 0 <= dr < w and 0 <= dc < w:
+            a[local[5] + dr * w + dc] = 1.0
+        a[own + 9] = row_of[here]
+        a[own + 10] = col_of[here]
+        a[own + 11] = row_of[gary]
+        a[own + 12] = col_of[gary]
+        if 2 <= dr <= 4 and 2 <= dc <= 4:  # within distance 1 of the window's centre: the bot
+            a[own + 13] = 1.0
+        phase_at = self._phase_feature.get(state._phase)
+        if phase_at is not None:
+            a[phase_at] = 1.0
+        return np.frombuffer(a, "f")  # float32
 
-    def _bots_table(self, state: ArenaState, player: int) -> np.ndarray:
-        """The observer's bots table without positions, rebuilt only when a stat changed."""
+    def _stat_blocks(self, state: ArenaState, player: int) -> tuple[array.array, array.array, list]:
+        """``player``'s (own-stats block, bots table, marks): see ``_observer_blocks``. From the
+        state's cache unless a stat changed since it was built."""
         hp, max_hp, st, score, alive, lo = (
             state.hp, state.max_hp, state.strength, state.score, state.alive, state.leader_of)
-        ally = tuple(state.ally) if state.phase == ALLY else None
         cache = state.obs_cache
-        if cache is not None:
-            sig = cache[0]
-            if not (sig[0] == hp and sig[1] == st and sig[2] == score and sig[3] == alive and sig[4] == lo
-                    and sig[5] == max_hp and sig[6] == ally):
-                cache = None
-        if cache is None:
+        if cache is None or cache[0] != (hp, st, score, alive, lo, max_hp):
             cache = state.obs_cache = (
-                (list(hp), list(st), list(score), list(alive), list(lo), list(max_hp), ally),
-                self._seat_table(state), {})
-        per_player = cache[2]
-        table = per_player.get(player)
-        if table is None:
-            rot = self._rotations[player]
-            rows = cache[1][rot]
-            rows[:, 7] = np.array(lo)[rot] == lo[player]
-            if ally is not None and player in ally:
-                partner = ally[1] if ally[0] == player else ally[0]
-                rows[(partner - player) % state.n, 11] = 1.0
-            table = per_player[player] = rows.reshape(-1)
-        return table
+                (list(hp), list(st), list(score), list(alive), list(lo), list(max_hp)), *self._seat_blocks(state), {})
+        per_observer = cache[3]
+        blocks = per_observer.get(player)
+        if blocks is None:
+            blocks = per_observer[player] = self._observer_blocks(state, player, cache[1], cache[2])
+        return blocks
 
-    def _seat_table(self, state: ArenaState) -> np.ndarray:
+    def _observer_blocks(self, state: ArenaState, player: int, seat_rows: array.array,
+                         own_blocks: list[array.array]) -> tuple[array.array, array.array, list]:
+        """(own-stats block without positions and phase; bots table with "same side as me" but
+        without positions and "asks me to ally"; marks): for every bot in table order, (bot,
+        index of its row feature in the observation, start of its channel on the global planes,
+        start of its channel in the window). The channel: gravestones for the dead (a dead
+        observer's self mark is added by ``observe``), else self, own party or other bots."""
+        n = state.n
+        k = len(TABLE_FEATURES)
+        alive, lo = state.alive, state.leader_of
+        my_side = lo[player]
+        table = seat_rows[player * k:(player + n) * k]  # seat order rotated: the observer first
+        plane, local = self._plane_offsets, self._local_offsets
+        marks = []
+        for j, i in enumerate(self._orders[player]):
+            if lo[i] == my_side:
+                table[j * k + 7] = 1.0
+                ch = (1 if i == player else 2) if alive[i] else 4
+            else:
+                ch = 3 if alive[i] else 4
+            marks.append((i, self.table_offset + j * k + 9, plane[ch], local[ch]))
+        return own_blocks[player], table, marks
+
+    def _seat_blocks(self, state: ArenaState) -> tuple[array.array, list[array.array]]:
+        """(every seat's bots-table row in seat order, written out twice so that a rotation is
+        one slice; every seat's own-stats block), without positions, the observer-dependent
+        features and the phase (values capped to [0, 1] as documented)."""
         n = state.n
         hp, max_hp, st, score, alive, lo = (
             state.hp, state.max_hp, state.strength, state.score, state.alive, state.leader_of)
         parties = state.parties
         health = state.health
         inv_hp = 1.0 / (2.0 * health) if health > 0 else 1.0
-        table = np.zeros((n, len(TABLE_FEATURES)), dtype=np.float32)
+        table: list[float] = []
+        own_blocks = []
         for i in range(n):
             lead = lo[i]
             line = parties.get(lead)
             side = sum(st[m] for m in line) if line else st[i]
-            table[i] = (
-                float(alive[i]), hp[i] * inv_hp, max_hp[i] * inv_hp, st[i] / STRENGTH_SCALE,
-                (score[i] - SCORE_LOW) / SCORE_SPAN, float(alive[i] and lead == i), float(line is not None),
-                0.0, (len(line) if line else 1) / n, 0.0, 0.0, 0.0, side / SIDE_STRENGTH_SCALE,
+            size = (len(line) if line else 1) / n
+            hp_v, max_v = min(1.0, hp[i] * inv_hp), min(1.0, max_hp[i] * inv_hp)
+            st_v = min(1.0, st[i] / STRENGTH_SCALE)
+            score_v = (score[i] - SCORE_LOW) / SCORE_SPAN
+            score_v = 0.0 if score_v < 0.0 else (1.0 if score_v > 1.0 else score_v)
+            side_v = min(1.0, side / SIDE_STRENGTH_SCALE)
+            table += (
+                float(alive[i]), hp_v, max_v, st_v, score_v, float(alive[i] and lead == i), float(line is not None),
+                0.0, size, 0.0, 0.0, 0.0, side_v,
             )
-        np.clip(table, 0.0, 1.0, out=table)
-        return table
+            # Row, col, Gary's place and the phase are written by ``observe``.
+            own_blocks.append(array.array("f", (
+                float(alive[i]), hp_v, max_v, st_v, score_v,
+                float(line is None), float(line is not None and lead == i), float(line is not None and lead != i),
+                size, 0.0, 0.0, 0.0, 0.0, 0.0, side_v, 0.0, 0.0, 0.0, 0.0,
+            )))
+        return array.array("f", table) * 2, own_blocks
 
     # -----------------------------------------------------------------------------------------
     # Rendering

@@ -17,10 +17,42 @@ DIRECTIONS = ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -
 DIRECTION_NAMES = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 
 
+#: Per map size, the geometry every map of that size shares (see ``_geometry``).
+_GEOMETRY: dict[int, tuple] = {}
+
+
+def _geometry(size: int) -> tuple:
+    """(row of every cell, column of every cell, per cell the on-map steps as (direction, target,
+    the two orthogonal cells a diagonal step passes between, or -1, -1 for a straight step), per
+    cell the bit set of its on-map neighbours (bit c for cell c))."""
+    geo = _GEOMETRY.get(size)
+    if geo is None:
+        steps = []
+        for cell in range(size * size):
+            r, c = divmod(cell, size)
+            out = []
+            for d, (dr, dc) in enumerate(DIRECTIONS):
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < size and 0 <= cc < size:
+                    if dr and dc:
+                        out.append((d, rr * size + cc, rr * size + c, r * size + cc))
+                    else:
+                        out.append((d, rr * size + cc, -1, -1))
+            steps.append(tuple(out))
+        geo = _GEOMETRY[size] = (
+            tuple(c // size for c in range(size * size)),
+            tuple(c % size for c in range(size * size)),
+            tuple(steps),
+            tuple(sum(1 << t for _, t, _, _ in out) for out in steps),
+        )
+    return geo
+
+
 class ArenaMap:
     """Immutable terrain plus precomputed neighbour tables; shared by every clone of a state."""
 
-    __slots__ = ("size", "terrain", "passable", "step", "squeeze", "neighbours", "moves", "free_cells", "cache")
+    __slots__ = ("size", "terrain", "passable", "step", "squeeze", "neighbours", "moves", "free_cells", "cache",
+                 "row", "col", "near_bits")
 
     def __init__(self, size: int, terrain: list[int] | tuple[int, ...]) -> None:
         if len(terrain) != size * size:
@@ -29,46 +61,49 @@ class ArenaMap:
         self.terrain = tuple(int(t) for t in terrain)
         if any(t not in TERRAIN_CHARS for t in self.terrain):
             raise ValueError("terrain values must be 0 (free), 1 (mountain) or 2 (forest)")
-        self.passable = tuple(t == FREE for t in self.terrain)
+        passable = self.passable = tuple(t == FREE for t in self.terrain)
+        rows, cols, geometry, near_bits = _geometry(size)
+        #: row[cell], col[cell]: the cell's row and column.
+        self.row, self.col = rows, cols
+        #: near_bits[cell]: the cells at Chebyshev distance 1 (passable or not) as a bit set.
+        self.near_bits = near_bits
         step: list[tuple[int, ...]] = []
         squeeze: list[tuple[bool, ...]] = []
         neighbours: list[tuple[int, ...]] = []
-        for cell in range(size * size):
-            r, c = divmod(cell, size)
-            row_step, row_squeeze = [], []
-            for dr, dc in DIRECTIONS:
-                rr, cc = r + dr, c + dc
-                if 0 <= rr < size and 0 <= cc < size and self.passable[rr * size + cc]:
-                    row_step.append(rr * size + cc)
-                    row_squeeze.append(
-                        dr != 0 and dc != 0
-                        and not self.passable[rr * size + c] and not self.passable[r * size + cc]
-                    )
-                else:
-                    row_step.append(-1)
-                    row_squeeze.append(False)
+        moves: list[tuple[tuple[int, int], ...]] = []
+        for cell_steps in geometry:
+            row_step = [-1] * 8
+            row_squeeze = [False] * 8
+            row_moves = []
+            for d, t, side_a, side_b in cell_steps:
+                if passable[t]:
+                    row_step[d] = t
+                    row_moves.append((d, t))
+                    if side_a >= 0 and not passable[side_a] and not passable[side_b]:
+                        row_squeeze[d] = True
             step.append(tuple(row_step))
             squeeze.append(tuple(row_squeeze))
-            neighbours.append(tuple(t for t in row_step if t >= 0))
+            moves.append(tuple(row_moves))
+            neighbours.append(tuple(t for _, t in row_moves))
         #: step[cell][d]: the cell reached by direction d, or -1 (off the map or an obstacle).
         self.step = tuple(step)
         #: squeeze[cell][d]: that step is a diagonal squeeze between two obstacle corners.
         self.squeeze = tuple(squeeze)
-        #: neighbours[cell]: passable cells at Chebyshev distance 1.
+        #: neighbours[cell]: passable cells at Chebyshev distance 1 (in direction order).
         self.neighbours = tuple(neighbours)
         #: moves[cell]: (direction, target) for every step onto a passable cell.
-        self.moves = tuple(tuple((d, t) for d, t in enumerate(row) if t >= 0) for row in step)
-        self.free_cells = tuple(i for i, p in enumerate(self.passable) if p)
+        self.moves = tuple(moves)
+        self.free_cells = tuple(i for i, p in enumerate(passable) if p)
         #: Scratch space for encoders (e.g. the observation's terrain template); never saved.
         self.cache: dict = {}
 
     def is_squeeze(self, a: int, b: int) -> bool:
         """Is the step between neighbouring cells a and b a squeeze (diagonal between obstacles)?"""
-        size = self.size
-        ra, ca = divmod(a, size)
-        rb, cb = divmod(b, size)
+        row, col = self.row, self.col
+        ra, ca, rb, cb = row[a], col[a], row[b], col[b]
         if ra == rb or ca == cb:
             return False
+        size = self.size
         return not self.passable[ra * size + cb] and not self.passable[rb * size + ca]
 
     def rows(self) -> list[str]:

@@ -48,6 +48,23 @@ NUM_COUNTERS = len(COUNTER_NAMES)
 PLACEMENT_BUDGET = 4000  # node budget of the line re-forming search
 
 
+def _mask_of(actions: tuple[int, ...] | list[int]) -> np.ndarray:
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    mask[list(actions)] = 1
+    return mask
+
+
+# Legal masks are copied from these tables rather than built element by element (the copy is
+# what callers get, so nobody can scribble on a table entry).
+#: Move phase: by the bit set of open directions (bit d: direction d is free), "stay" always legal.
+_MOVE_MASKS = tuple(_mask_of([d for d in range(8) if code >> d & 1] + [STAY]) for code in range(256))
+_ALLY_MASK = _mask_of((ALLY_ACCEPT, ALLY_DECLINE))
+_GARY_MASK = _mask_of((CHALLENGE, NO_CHALLENGE))
+_REWARD_MASK = _mask_of((REWARD_SCORE, REWARD_STRENGTH, REWARD_HEALTH))
+_REWARD_MASK_NO_HEALTH = _mask_of((REWARD_SCORE, REWARD_STRENGTH))
+_NO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
+
+
 def rank_rewards(score: list[int], strength: list[int]) -> list[float]:
     """Reward 1 − 2(rank − 1)/(n − 1) by (score, strength), equal bots sharing their mean rank."""
     n = len(score)
@@ -145,21 +162,33 @@ class ArenaState(State):
         return sorted({lo[i] for i in range(self.n) if alive[i]})
 
     def _free_cells(self, avoid_crowd: bool) -> list[int]:
+        """Unoccupied passable cells in cell order; with ``avoid_crowd``, only those with no
+        occupied neighbour (when there are any)."""
         occ = self.occ
-        cells = [c for c in self.map.free_cells if occ[c] < 0]
-        if avoid_crowd:
-            nb = self.map.neighbours
-            calm = [c for c in cells if all(occ[x] < 0 for x in nb[c])]
-            if calm:
-                return calm
-        return cells
+        if not avoid_crowd:
+            return [c for c in self.map.free_cells if occ[c] < 0]
+        # Neighbourhood is symmetric between passable cells, so a free cell is crowded exactly
+        # when it is a neighbour of an occupied cell: collect those in the same pass.
+        nb = self.map.neighbours
+        cells = []
+        crowded: set[int] = set()
+        for c in self.map.free_cells:
+            if occ[c] < 0:
+                cells.append(c)
+            else:
+                crowded.update(nb[c])
+        calm = [c for c in cells if c not in crowded]
+        return calm if calm else cells
 
     # -----------------------------------------------------------------------------------------
     # Contract
     def current_player(self) -> int:
-        if self.phase == OVER:
+        phase = self._phase
+        if phase == MOVE:
+            return self.actor
+        if phase == OVER:
             return TERMINAL
-        if self.phase == ALLY:
+        if phase == ALLY:
             return self.ally[self.ally_stage]
         return self.actor
 
@@ -183,30 +212,29 @@ class ArenaState(State):
         return rank_rewards(self.score, self.strength)
 
     def _legal_mask(self) -> np.ndarray:
-        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         phase = self._phase
         if phase == MOVE:
             occ = self.occ
+            code = 0
             for d, t in self.map.moves[self.pos[self.actor]]:
                 if occ[t] < 0:
-                    mask[d] = 1
-            mask[STAY] = 1
-        elif phase == ALLY:
-            mask[ALLY_ACCEPT] = mask[ALLY_DECLINE] = 1
-        elif phase == GARY:
-            mask[CHALLENGE] = mask[NO_CHALLENGE] = 1
-        elif phase == REWARD:
-            mask[REWARD_SCORE] = mask[REWARD_STRENGTH] = 1
-            if self.health > 0:
-                mask[REWARD_HEALTH] = 1
-        return mask
+                    code |= 1 << d
+            return _MOVE_MASKS[code].copy()
+        if phase == ALLY:
+            return _ALLY_MASK.copy()
+        if phase == GARY:
+            return _GARY_MASK.copy()
+        if phase == REWARD:
+            return (_REWARD_MASK if self.health > 0 else _REWARD_MASK_NO_HEALTH).copy()
+        return _NO_MASK.copy()
 
     def _apply(self, action: int) -> None:
         phase = self._phase
         if phase == MOVE:
             self._move(action)
-            self._clean_declined()
-            self._run_encounters()
+            if self.declined:
+                self._clean_declined()
+            self._run_encounters(declined_clean=True)
         elif phase == ALLY:
             a, b = self.ally
             if action == ALLY_ACCEPT and self.ally_stage == 0:
@@ -260,56 +288,91 @@ class ArenaState(State):
             occ[target] = a
             return
         old = [pos[m] for m in line]
-        for cell in old:
-            occ[cell] = -1
         if arena.squeeze[here][d]:
             strength[a] = max(1, strength[a] - 2)
             self.counters[a][C_SQUEEZES] += 1
         pos[a] = target
-        occ[target] = a
-        for k in range(1, len(line)):
-            m = line[k]
-            dest = old[k - 1]
-            if arena.is_squeeze(old[k], dest):
+        occ[target] = a  # a free cell (the move is legal), so none of the line's
+        # Each follower steps into the cell ahead (``ArenaMap.is_squeeze`` written out inline);
+        # the cells stay occupied but the last one, which is left empty.
+        row, col, passable, size = arena.row, arena.col, arena.passable, arena.size
+        for m, src, dest in zip(line[1:], old[1:], old):
+            rs, cs, rd, cd = row[src], col[src], row[dest], col[dest]
+            if rs != rd and cs != cd and not passable[rs * size + cd] and not passable[rd * size + cs]:
                 strength[m] = max(1, strength[m] - 1)
                 self.counters[m][C_SQUEEZES] += 1
             pos[m] = dest
             occ[dest] = m
+        occ[old[-1]] = -1
 
     def _clean_declined(self) -> None:
+        """Forget the declined pairs that are no longer two living solos next to each other."""
         if not self.declined:
             return
+        alive, lo, parties, pos = self.alive, self.leader_of, self.parties, self.pos
+        row, col = self.map.row, self.map.col
         keep = []
         for a, b in self.declined:
-            if self.is_acting(a) and self.is_acting(b) and a not in self.parties and b not in self.parties \
-                    and self.cheb(self.pos[a], self.pos[b]) <= 1:
-                keep.append((a, b))
+            if alive[a] and lo[a] == a and alive[b] and lo[b] == b and a not in parties and b not in parties:
+                pa, pb = pos[a], pos[b]
+                if -1 <= row[pa] - row[pb] <= 1 and -1 <= col[pa] - col[pb] <= 1:
+                    keep.append((a, b))
         self.declined = keep
 
     # -----------------------------------------------------------------------------------------
     # Encounters
     def _adjacent_sides(self, lead: int) -> list[int]:
-        """Leaders of the other sides with a member within distance 1 of the side led by ``lead``."""
+        """Leaders of the other sides with a member within distance 1 of the side led by
+        ``lead``, in increasing order (usually none: then this is a short scan of the occupancy
+        grid over the precomputed neighbour cells)."""
         occ, nb, lo, pos = self.occ, self.map.neighbours, self.leader_of, self.pos
-        found: set[int] | None = None
+        found: list[int] | None = None
         line = self.parties.get(lead)
+        if line is not None and 3 * len(line) > self.n:
+            # A long line (compared with the number of bots) has many neighbour cells: first test,
+            # with bit sets, whether any living bot of another side stands next to it at all
+            # (living bots stand on their cells).
+            near_bits = self.map.near_bits
+            reach = 0
+            for m in line:
+                reach |= near_bits[pos[m]]
+            alive = self.alive
+            for o in range(self.n):
+                if lo[o] != lead and alive[o] and reach >> pos[o] & 1:
+                    break
+            else:
+                return []
         for m in line if line is not None else (lead,):
             for cell in nb[pos[m]]:
                 o = occ[cell]
-                if o >= 0 and lo[o] != lead:
-                    if found is None:
-                        found = set()
-                    found.add(lo[o])
-        return sorted(found) if found else []
+                if o >= 0:
+                    side = lo[o]
+                    if side != lead:
+                        if found is None:
+                            found = [side]
+                        elif side not in found:
+                            found.append(side)
+        if found is None:
+            return []
+        if len(found) > 1:
+            found.sort()
+        return found
 
-    def _run_encounters(self) -> None:
+    def _run_encounters(self, declined_clean: bool = False) -> None:
         """Resolve the actor's encounters one by one (other sides in registration order of their
-        leaders), pausing for alliance decisions; then offer Gary or end the turn."""
+        leaders), pausing for alliance decisions; then offer Gary or end the turn.
+
+        ``declined_clean``: the caller has just cleaned the declined pairs, so when no encounter
+        changes anything the end of the turn need not clean them again (same result)."""
         a = self.actor
         resolved = bool(self.met)  # resuming after an alliance decision
-        while not self.respawned and self.is_acting(a):
+        alive, lo = self.alive, self.leader_of
+        while not self.respawned and alive[a] and lo[a] == a:
+            adjacent = self._adjacent_sides(a)
+            if not adjacent:
+                break  # the usual case: nobody within distance 1
             candidates = [
-                o for o in self._adjacent_sides(a)
+                o for o in adjacent
                 if o not in self.met
                 and not (a not in self.parties and o not in self.parties and (min(a, o), max(a, o)) in self.declined)
             ]
@@ -341,14 +404,13 @@ class ArenaState(State):
                 return
         if resolved and self._check_over():
             return
-        if not self.respawned and self.is_acting(a):
-            size = self.map.size
-            r, c = divmod(self.pos[a], size)
-            gr, gc = divmod(self.gary, size)
-            if -1 <= r - gr <= 1 and -1 <= c - gc <= 1:
+        if not self.respawned and alive[a] and lo[a] == a:
+            row, col = self.map.row, self.map.col
+            here, gary = self.pos[a], self.gary
+            if -1 <= row[here] - row[gary] <= 1 and -1 <= col[here] - col[gary] <= 1:
                 self._phase = GARY
                 return
-        self._end_turn()
+        self._end_turn(declined_clean=declined_clean and not resolved)
 
     def _form_alliance(self, a: int, b: int) -> None:
         st, sc = self.strength, self.score
@@ -570,19 +632,26 @@ class ArenaState(State):
             return True
         return False
 
-    def _end_turn(self) -> None:
+    def _end_turn(self, declined_clean: bool = False) -> None:
         """Hand the move to the next living solo or leader in seat order (callers have checked
-        that the game goes on)."""
-        self._clean_declined()
+        that the game goes on); ``declined_clean``: nothing changed since the declined pairs
+        were last cleaned."""
+        if self.declined and not declined_clean:
+            self._clean_declined()
         n, t = self.n, self.turn
+        alive, lo = self.alive, self.leader_of
         nxt = t
         wrapped = False
-        for k in range(1, n + 1):
-            i = (t + k) % n
-            if self.alive[i] and self.leader_of[i] == i:
+        for i in range(t + 1, n):
+            if alive[i] and lo[i] == i:
                 nxt = i
-                wrapped = t + k >= n
                 break
+        else:  # none after t: the round wraps (t itself included, as the last one asked)
+            for i in range(t + 1):
+                if alive[i] and lo[i] == i:
+                    nxt = i
+                    wrapped = True
+                    break
         if wrapped:
             self.round += 1
             if self.gary_roams:
