@@ -184,7 +184,7 @@ register(
 # ================================================================================================
 #
 # Everything below works on a state rebuilt from the seat's view (``state_from_view``); nothing
-# reads the true state. The search copies states with a light clone of its own (the rng is shared:
+# reads the true state. The search copies states with the engine's cheap clone (the rng is shared:
 # it is only consumed by the set-up, which the search never replays) and generates legal actions in
 # plain Python (``_legal``, checked against the engine's mask in the tests).
 
@@ -193,55 +193,9 @@ for _a in range(R.NUM_SQUARES):
     for _b in range(R.NUM_SQUARES):
         _DIST[_a][_b] = _torus_distance(_a, _b)
 
-_CLONED = {
-    "rng", "board", "pos", "hands", "damage", "dmg_total", "pool", "omens", "revealed", "suit_role",
-    "identity", "stage", "actor", "active", "turns_left", "forced", "only_passes", "last_turn",
-    "strikers", "first_submitter", "appease_card", "appease_winner", "req_stage", "first_request",
-    "steal_card", "pending", "winner", "obs_cache",
-}
-#: The light clone below knows these fields; if the engine's state ever changes them, the search
-#: falls back to the engine's own (slower) clone, and a test flags it.
-FAST_CLONE_OK = set(R.PansTrialState.__slots__) == _CLONED
-_new_state = R.PansTrialState.__new__
-_State = R.PansTrialState
-
-
 def _clone(s: R.PansTrialState) -> R.PansTrialState:
-    """A cheap copy for the search (shares the rng and drops the observation cache)."""
-    if not FAST_CLONE_OK:
-        return s.clone()
-    o = _new_state(_State)
-    o.game = s.game
-    o._mask = None
-    o.obs_cache = None
-    o.rng = s.rng
-    o.board = s.board[:]
-    o.pos = s.pos[:]
-    o.hands = [s.hands[0][:], s.hands[1][:]]
-    o.damage = [s.damage[0][:], s.damage[1][:]]
-    o.dmg_total = s.dmg_total[:]
-    o.pool = s.pool[:]
-    o.omens = s.omens
-    o.revealed = s.revealed
-    o.suit_role = s.suit_role[:]
-    o.identity = s.identity
-    o.stage = s.stage
-    o.actor = s.actor
-    o.active = s.active
-    o.turns_left = s.turns_left
-    o.forced = s.forced[:]
-    o.only_passes = s.only_passes
-    o.last_turn = s.last_turn
-    o.strikers = s.strikers[:]
-    o.first_submitter = s.first_submitter
-    o.appease_card = s.appease_card[:]
-    o.appease_winner = s.appease_winner
-    o.req_stage = s.req_stage
-    o.first_request = s.first_request
-    o.steal_card = s.steal_card
-    o.pending = s.pending[:]
-    o.winner = s.winner
-    return o
+    """A cheap copy for the search: shares the rng (only the set-up draws from it) and no caches."""
+    return s.clone(share_rng=True)
 
 
 def _step(s: R.PansTrialState, a: int) -> R.PansTrialState:

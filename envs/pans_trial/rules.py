@@ -226,13 +226,19 @@ class PansTrialState(State):
             return 6 + self.req_stage
         return st + 2
 
-    def clone(self) -> PansTrialState:
+    def clone(self, share_rng: bool = False) -> PansTrialState:
+        """An independent copy. ``share_rng=True`` is for search: the copy draws from this state's own
+        generator and starts without caches, which is much cheaper but means the copy no longer
+        continues exactly as the original would."""
         o = PansTrialState.__new__(PansTrialState)
         o.game = self.game
-        o._mask = self._mask
-        rng = random.Random()
-        rng.setstate(self.rng.getstate())
-        o.rng = rng
+        if share_rng:
+            o._mask = None
+            o.rng = self.rng
+        else:
+            o._mask = self._mask
+            o.rng = random.Random()
+            o.rng.setstate(self.rng.getstate())
         o.board = self.board[:]
         o.pos = self.pos[:]
         o.hands = [self.hands[0][:], self.hands[1][:]]
@@ -259,7 +265,7 @@ class PansTrialState(State):
         o.steal_card = self.steal_card
         o.pending = self.pending[:]
         o.winner = self.winner
-        o.obs_cache = None if self.obs_cache is None else self.obs_cache.copy()
+        o.obs_cache = None if share_rng or self.obs_cache is None else self.obs_cache.copy()
         return o
 
     def to_dict(self) -> dict[str, Any]:
