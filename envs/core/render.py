@@ -30,9 +30,17 @@ def text_to_image(text: str, scale: int = 2) -> np.ndarray:
 
 
 def grid_image(
-    colors: np.ndarray, cell: int = 24, labels: list[list[str]] | None = None, grid_color=(60, 60, 60)
+    colors: np.ndarray,
+    cell: int = 24,
+    labels: list[list[str]] | None = None,
+    grid_color=(60, 60, 60),
+    edges: list[tuple[tuple[int, int], tuple[int, int], tuple[int, int, int]]] | None = None,
 ) -> np.ndarray:
-    """Draw an ``(R, C, 3)`` array of cell colours as a grid, with optional short text labels."""
+    """Draw an ``(R, C, 3)`` array of cell colours as a grid, with optional short text labels.
+
+    ``edges`` draws thick lines on the border between two orthogonally adjacent cells, each given as
+    ``((row, col), (row, col), colour)`` — walls, doors and the like.
+    """
     from PIL import Image, ImageDraw, ImageFont
 
     rows, cols = colors.shape[:2]
@@ -47,4 +55,11 @@ def grid_image(
             )
             if labels is not None and labels[r][c]:
                 draw.text((x0 + 2, y0 + cell // 4), labels[r][c], fill="black", font=font)
+    for (r1, c1), (r2, c2), colour in edges or ():
+        if r1 == r2:  # side by side: a vertical segment
+            x = max(c1, c2) * cell
+            draw.line([x, r1 * cell, x, (r1 + 1) * cell], fill=tuple(colour), width=3)
+        else:  # one above the other: a horizontal segment
+            y = max(r1, r2) * cell
+            draw.line([c1 * cell, y, (c1 + 1) * cell, y], fill=tuple(colour), width=3)
     return np.asarray(image, dtype=np.uint8)

@@ -382,5 +382,7 @@ class DojoGame(Game):
             if s >= 0:
                 r, c = rc(s)
                 labels[r][c] = (labels[r][c] + str(q))[-2:]
-        return grid_image(colors, labels=labels)
+        edges = [(rc(a), rc(c), (20, 20, 20)) for a, c in (sorted(e) for e in b.walls)]
+        edges += [(rc(a), rc(c), (40, 200, 60)) for a, c in (sorted(e) for e in b.entrances)]
+        return grid_image(colors, labels=labels, edges=edges)
 
