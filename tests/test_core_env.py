@@ -99,6 +99,12 @@ def test_raw_env_raises_on_illegal_and_out_of_range_actions():
         e.step(7)
     with pytest.raises(IllegalActionError, match="integer"):
         e.step("one")
+    with pytest.raises(IllegalActionError, match="integer"):
+        e.step(True)
+    with pytest.raises(IllegalActionError, match="integer"):
+        e.step(None)
+    e.step(np.array(0))  # a 0-d array is an integer action (take 1)
+    assert e.agent_selection == "player_1"
 
 
 def test_env_penalizes_the_offender_and_ends_the_game():

@@ -120,7 +120,6 @@ class TabletopEnv(AECEnv):
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self._skip_agent_selection = None
-        self._rewards_dirty = False
         self._advance()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -140,8 +139,10 @@ class TabletopEnv(AECEnv):
             return
         state = self.state_obj
         num_actions = self.game.num_actions
-        if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
             try:
+                if isinstance(action, bool) or np.ndim(action) != 0:
+                    raise TypeError
                 action = int(action)  # numpy 0-d arrays and the like
             except (TypeError, ValueError):
                 raise IllegalActionError(
@@ -157,9 +158,7 @@ class TabletopEnv(AECEnv):
                 raise state._illegal(int(action))
             self._penalize(agent, int(action))
             return
-        if self._rewards_dirty:
-            self._clear_rewards()
-            self._rewards_dirty = False
+        # Rewards are non-zero only once the episode is over, so there is nothing to clear here.
         self._cumulative_rewards[agent] = 0.0
         state.apply_action(int(action))
         self._steps += 1
@@ -234,7 +233,6 @@ class TabletopEnv(AECEnv):
         for a in self.agents:
             flags[a] = True
         self._accumulate_rewards()
-        self._rewards_dirty = True
         # Hand the turn to the first finished agent (PettingZoo's dead-step order).
         self._deads_step_first()
 
@@ -251,7 +249,6 @@ class TabletopEnv(AECEnv):
             self.terminations[a] = True
             self.truncations[a] = True
         self._accumulate_rewards()
-        self._rewards_dirty = True
         self._deads_step_first()
 
 
