@@ -153,14 +153,12 @@ class TabletopEnv(AECEnv):
             raise IllegalActionError(
                 f"{self.game.name}: action {action!r} from {agent} is outside Discrete({num_actions})"
             )
-        if not state.legal_mask()[action]:
-            if self.illegal_action == "raise":
-                raise state._illegal(int(action))
+        if self.illegal_action == "penalize" and not state.legal_mask()[action]:
             self._penalize(agent, int(action))
             return
         # Rewards are non-zero only once the episode is over, so there is nothing to clear here.
         self._cumulative_rewards[agent] = 0.0
-        state.apply_action(int(action))
+        state.apply_action(int(action))  # raises IllegalActionError for a masked-out action
         self._steps += 1
         self._advance()
 
