@@ -115,3 +115,26 @@ def test_shipped_checkpoints_are_listed_with_args_and_eval_beside_them():
             assert (root / entry[key]).exists(), f"{entry['id']}: {entry[key]} missing"
         evaluation = json.loads((root / entry["eval"]).read_text())
         assert evaluation["checkpoint_id"] == entry["id"]
+
+
+def test_a_deal_that_ends_before_the_learners_first_decision_is_dealt_again():
+    """In Wizard Arena a bot can become a follower before its first turn and never act."""
+    env = SelfPlayEnv("sequence_v0", {}, opponent_pool=random_pool("sequence_v0"), seed=2)
+    real = env._play_opponents
+    calls = {"n": 0}
+
+    def play_whole_game_first_time():
+        calls["n"] += 1
+        if calls["n"] == 1:  # first deal: everyone, the learner's seat included, plays it out
+            aec = env.aec
+            while not env._done():
+                mask = aec.observe(aec.agent_selection)["action_mask"]
+                aec.step(int(np.flatnonzero(mask)[0]))
+        else:
+            real()
+
+    env._play_opponents = play_whole_game_first_time
+    obs, info = env.reset()
+    assert env.skipped_episodes == 1
+    assert env.aec.agent_selection == env.learner and not env._done()
+    env.step(int(np.flatnonzero(env.action_masks())[0]))  # and the new deal plays on

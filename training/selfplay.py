@@ -58,11 +58,22 @@ class SelfPlayEnv(gym.Env):
         self.opponents: dict[str, Agent] = {}
         self._episode_seed = seed
         self.last_episode: dict[str, Any] = {}
+        #: Deals thrown away because the game ended before the learner's first decision.
+        self.skipped_episodes = 0
 
     # --------------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         if seed is not None:
             self.rng = random.Random(seed)
+        while True:
+            self._new_episode()
+            if not self._done():
+                return self._obs(), {"seat": self.learner}
+            # The game ended before the learner had a single decision (in Wizard Arena a bot can join
+            # a party as a follower before its first turn): nothing to learn from, deal again.
+            self.skipped_episodes += 1
+
+    def _new_episode(self) -> None:
         aec = self.aec
         self._episode_seed = self.rng.randrange(2**31)
         aec.reset(seed=self._episode_seed)
@@ -76,7 +87,6 @@ class SelfPlayEnv(gym.Env):
                 bot.reset(i, config)
                 self.opponents[name] = bot
         self._play_opponents()
-        return self._obs(), {"seat": self.learner}
 
     def step(self, action: int):
         aec = self.aec

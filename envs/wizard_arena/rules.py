@@ -665,8 +665,7 @@ class ArenaState(State):
     # -----------------------------------------------------------------------------------------
     # Views, copies and saves
     def player_view(self, player: int) -> dict[str, Any]:
-        data = self.to_dict()
-        del data["rng"]
+        data = self._public_fields()
         data["seat"] = player
         return data
 
@@ -706,8 +705,11 @@ class ArenaState(State):
         return other
 
     def to_dict(self) -> dict[str, Any]:
+        return {"rng": rng_to_json(self.rng), **self._public_fields()}
+
+    def _public_fields(self) -> dict[str, Any]:
+        """Everything but the random generator (all of it is public)."""
         return {
-            "rng": rng_to_json(self.rng),
             "terrain": self.map.rows(),
             "pos": list(self.pos),
             "hp": list(self.hp),
