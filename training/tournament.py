@@ -12,7 +12,8 @@ named ``bot0 …`` fill the field up to ``--num-bots`` (default 6 when no ``--bo
 are shuffled every game (seeded), so no bot keeps the first move. The final scoreboard (place with
 trophies for the top three, shared rank, name, alive/dead, score, strength, HP, party) is printed
 for a single game, or for every game with ``--boards``; across several games a summary table
-follows (mean rank, wins, survival rate, mean score, mean reward).
+follows (mean rank, wins, survival rate, mean score, mean reward). A win is first place, shared
+when several bots tie for it; a game in which every bot ties is nobody's win.
 """
 
 from __future__ import annotations
@@ -182,13 +183,14 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
         rows = scoreboard_rows(env, order, entrants)
         rewards = rank_rewards(state.score, state.strength)
         best = min(r["rank"] for r in rows)
+        everyone_tied = all(r["rank"] == best for r in rows)  # nobody won that game
         for row in rows:
             e = entrants[row["who"]]
             e.ranks.append(row["rank"])
             e.scores.append(row["score"])
             e.rewards.append(rewards[row["seat"]])
             e.survived += row["alive"]
-            e.wins += row["rank"] == best
+            e.wins += row["rank"] == best and not everyone_tied
         if args.games == 1 or args.boards:
             ended = "ended" if state.is_terminal() else "truncated"
             bar.clear()
