@@ -115,9 +115,16 @@ def _field_doc(name: str) -> str:
 
 
 def evaluate_policy(model, args: Args, config: dict[str, Any], games: int, seed: int) -> dict[str, Any]:
-    """Win/draw/loss of the current policy against each eval opponent over seeded games, seats rotated."""
+    """Win/draw/loss of the current policy against each eval opponent over seeded games, seats rotated.
+
+    The policy plays one seat and the opponent kind every other seat (team-mates included). Outcomes
+    are scored like the evaluation harness: a win is first place for the policy's team (shared if
+    tied), a draw is a truncated game or one in which every team ties, anything else is a loss.
+    """
+    from training.evaluate import score_game, table_facts
+
     results = {}
-    n_seats = len(envs.make(args.game, raw=True, **config).possible_agents)
+    n_seats, n_teams = table_facts(args.game, config)
     for kind in args.eval_opponents:
         wins = draws = losses = 0
         for g in range(games):
@@ -125,10 +132,14 @@ def evaluate_policy(model, args: Args, config: dict[str, Any], games: int, seed:
             seats = [agents.make(f"{args.game}/{kind}", seed=seed + 1000 * g + i) for i in range(n_seats)]
             seats[learner_seat] = PolicyAgent(args.game, seed=seed + g, model=model)
             record = agents.play_game(args.game, seats, seed=seed + g, config=config)
-            r = record.returns[learner_seat]
-            wins += r > 0
-            draws += r == 0
-            losses += r < 0
+            team_returns = [record.returns[t] for t in range(n_teams)]  # seat t is on team t
+            winners, _ranks = score_game(team_returns, record.truncated)
+            if learner_seat % n_teams in winners:
+                wins += 1
+            elif not winners:
+                draws += 1
+            else:
+                losses += 1
         results[kind] = {"games": games, "wins": wins, "draws": draws, "losses": losses, "win_rate": wins / games}
     return results
 
