@@ -103,21 +103,31 @@ def evaluate(state: R.PansTrialState, me: int) -> float:
     return score
 
 
-class ExperiencedAgent(Agent):
-    """One-ply lookahead over :func:`evaluate` (two-ply for Plane Shift)."""
+class _ViewSearchAgent(Agent):
+    """Shared by the search agents: they think on a full state rebuilt from the seat's view."""
 
     def reset(self, seat: int, config: dict[str, Any]) -> None:
         super().reset(seat, config)
         self.game = envs.make_game("pans_trial_v0", **config)
 
-    def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
+    def _legal_and_state(self, observation: dict[str, np.ndarray], view: dict[str, Any]):
+        """The legal actions, and a state sampled from the view (None when there is no choice)."""
         legal = np.flatnonzero(observation["action_mask"]).tolist()
         if len(legal) == 1:
-            return legal[0]
+            return legal, None
         if not hasattr(self, "game"):
             self.reset(self.seat, self.config)
+        return legal, self.game.state_from_view(view, random.Random(self.rng.random()))
+
+
+class ExperiencedAgent(_ViewSearchAgent):
+    """One-ply lookahead over :func:`evaluate` (two-ply for Plane Shift)."""
+
+    def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
+        legal, state = self._legal_and_state(observation, view)
+        if state is None:
+            return legal[0]
         me = int(view["seat"])
-        state = self.game.state_from_view(view, random.Random(self.rng.random()))
         if state.stage == R.DRAFT:
             return max(legal, key=lambda a: (R.VALUE[a - R.A_DRAFT], self.rng.random()))
         if state.stage == R.APPEASE:
@@ -390,27 +400,20 @@ def _appease_edge(s: R.PansTrialState, me: int, thr: int) -> float:
 _INV1 = [1.0 / (1 + d) for d in range(8)]
 
 
-class HeuristicAgent(Agent):
+class HeuristicAgent(_ViewSearchAgent):
     """Alpha-beta search over the rebuilt state with :func:`h_evaluate` (see the module notes)."""
 
     depth = 3  # Traversing plies searched (chained decisions inside a turn are free)
     max_targets = 4  # ballista landings explored below the root
     appease_worst = 0.5  # Appeasing: weight of the worst case against the mean over their cards
 
-    def reset(self, seat: int, config: dict[str, Any]) -> None:
-        super().reset(seat, config)
-        self.game = envs.make_game("pans_trial_v0", **config)
-
     # -- entry point ----------------------------------------------------------------------------
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
-        legal = np.flatnonzero(observation["action_mask"]).tolist()
-        if len(legal) == 1:
+        legal, state = self._legal_and_state(observation, view)
+        if state is None:
             return legal[0]
-        if not hasattr(self, "game"):
-            self.reset(self.seat, self.config)
         me = int(view["seat"])
         self.me = me
-        state = self.game.state_from_view(view, random.Random(self.rng.random()))
         st = state.stage
         if st == R.DRAFT:
             return self._draft(state, me, legal)
