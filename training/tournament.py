@@ -166,6 +166,14 @@ def print_scoreboard(rows: list[dict[str, Any]], title: str, plain: bool) -> Non
     print_table(title, ["place", "rank", "name", "status", "score", "strength", "HP", "party"], table, plain)
 
 
+def winners(rows: list[dict[str, Any]]) -> set[Any]:
+    """Who won one game: everyone sharing first place, or nobody when every bot ties."""
+    best = min(r["rank"] for r in rows)
+    if all(r["rank"] == best for r in rows):
+        return set()
+    return {r["who"] for r in rows if r["rank"] == best}
+
+
 def main(argv: Sequence[str] | None = None) -> list[Entrant]:
     args = parse_args(argv)
     entrants = make_entrants(args)
@@ -182,15 +190,14 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
         state = env.game_state
         rows = scoreboard_rows(env, order, entrants)
         rewards = rank_rewards(state.score, state.strength)
-        best = min(r["rank"] for r in rows)
-        everyone_tied = all(r["rank"] == best for r in rows)  # nobody won that game
+        won = winners(rows)
         for row in rows:
             e = entrants[row["who"]]
             e.ranks.append(row["rank"])
             e.scores.append(row["score"])
             e.rewards.append(rewards[row["seat"]])
             e.survived += row["alive"]
-            e.wins += row["rank"] == best and not everyone_tied
+            e.wins += row["who"] in won
         if args.games == 1 or args.boards:
             ended = "ended" if state.is_terminal() else "truncated"
             bar.clear()

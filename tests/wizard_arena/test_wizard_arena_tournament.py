@@ -29,3 +29,11 @@ def test_tournament_plays_games_and_prints_boards(tmp_path, capsys):
 def test_tournament_rejects_duplicate_names():
     with pytest.raises(SystemExit):
         tournament.main(["--bot", "a", "--bot", "a", "--no-progress"])
+
+
+def test_winners_share_first_place_and_an_all_tied_game_has_none():
+    from training.tournament import winners
+
+    assert winners([{"who": 0, "rank": 1.0}, {"who": 1, "rank": 2.0}, {"who": 2, "rank": 3.0}]) == {0}
+    assert winners([{"who": 0, "rank": 1.5}, {"who": 1, "rank": 1.5}, {"who": 2, "rank": 3.0}]) == {0, 1}
+    assert winners([{"who": w, "rank": 2.0} for w in range(3)]) == set()
