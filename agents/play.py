@@ -5,8 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+import numpy as np
+
 import envs
 from agents.base import Agent
+from agents.registry import make
+from envs.core import IllegalActionError
 
 
 @dataclass
@@ -64,3 +68,33 @@ def play_game(
     if keep_final_state:
         record.final_state = env.save_state()
     return record
+
+
+def seat_inputs(state, seat: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """What an agent at ``seat`` is handed in ``state``, exactly as the environment builds it:
+    the observation dict (mask only for the seat to act) and the player view."""
+    game = state.game
+    if seat == state.current_player():
+        mask = state.legal_mask().copy()
+    else:
+        mask = np.zeros(game.num_actions, dtype=np.int8)
+    return {"observation": game.observe(state, seat), "action_mask": mask}, state.player_view(seat)
+
+
+def decide(agent_id: str, state, seed: int | None = None) -> int:
+    """The action a freshly made ``agent_id`` chooses for the seat to act in ``state``.
+
+    For tools and tests that ask "what does this agent play here?" about a built position. Raises
+    :class:`~envs.core.errors.IllegalActionError` if the agent picks a masked-out action.
+    """
+    seat = state.current_player()
+    bot = make(agent_id, seed=seed)
+    bot.reset(seat, state.game.config)
+    observation, view = seat_inputs(state, seat)
+    action = bot.act(observation, view)
+    if not observation["action_mask"][action]:
+        raise IllegalActionError(
+            f"{agent_id} chose {action} ({state.game.action_to_string(int(action))}), "
+            f"illegal for player {seat} in phase {state.phase!r}"
+        )
+    return int(action)

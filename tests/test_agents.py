@@ -9,6 +9,7 @@ import pytest
 import agents
 import envs
 from agents.checkpoint import read_index
+from agents.play import seat_inputs
 
 CHECKPOINT_IDS = {e["id"] for e in read_index()}
 RULE_BASED = [
@@ -40,11 +41,6 @@ def positions(name, seed, count=12, every=3, limit=300):
     return game, found
 
 
-def seat_inputs(game, state, seat):
-    obs = {"observation": game.observe(state, seat), "action_mask": state.legal_mask().copy()}
-    return obs, state.player_view(seat)
-
-
 @pytest.mark.parametrize("name,agent_id", RULE_BASED)
 def test_choice_depends_only_on_what_the_seat_may_know(name, agent_id):
     """Resample everything the acting seat cannot see: the agent's choice must not move."""
@@ -57,7 +53,7 @@ def test_choice_depends_only_on_what_the_seat_may_know(name, agent_id):
         for s in (state, twin):
             bot = agents.make(agent_id, seed=123)
             bot.reset(seat, game.config)
-            obs, view = seat_inputs(game, s, seat)
+            obs, view = seat_inputs(s, seat)
             action = bot.act(obs, view)
             assert obs["action_mask"][action], f"{agent_id} chose illegal action {action}"
             choices.append(action)

@@ -13,10 +13,8 @@ AGENT = "pans_trial_v0/experienced-v1"
 
 
 def decide(state, seat=0, seed=0):
-    bot = agents.make(AGENT, seed=seed)
-    bot.reset(seat, state.game.config)
-    obs = {"observation": state.game.observe(state, seat), "action_mask": state.legal_mask().copy()}
-    return bot.act(obs, state.player_view(seat))
+    assert state.current_player() == seat
+    return agents.play.decide(AGENT, state, seed=seed)
 
 
 def test_registered():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from pt_builder import build, card, sq
+from pt_builder import build, card
 
 import agents
 import envs.pans_trial_v0 as pt
@@ -28,14 +28,7 @@ EMPTY = """
 
 def decide(state, seed=0, agent_id=AGENT):
     """What a fresh agent plays for the seat to act in ``state``; it sees only observation + view."""
-    seat = state.current_player()
-    game = state.game
-    bot = agents.make(agent_id, seed=seed)
-    bot.reset(seat, game.config)
-    obs = {"observation": game.observe(state, seat), "action_mask": state.legal_mask().copy()}
-    action = bot.act(obs, state.player_view(seat))
-    assert state.legal_mask()[action], f"illegal choice {game.action_to_string(action)}"
-    return action
+    return agents.play.decide(agent_id, state, seed=seed)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -27,14 +27,7 @@ def sq(r, c):
 
 def decide(state, seed=0, agent_id=HEURISTIC):
     """What a freshly made agent plays for the seat to act in ``state`` (sees only obs + view)."""
-    seat = state.current_player()
-    game = state.game
-    bot = agents.make(agent_id, seed=seed)
-    bot.reset(seat, game.config)
-    observation = {"observation": game.observe(state, seat), "action_mask": state.legal_mask().copy()}
-    action = bot.act(observation, state.player_view(seat))
-    assert state.legal_mask()[action], f"illegal choice {game.action_to_string(action)}"
-    return action
+    return agents.play.decide(agent_id, state, seed=seed)
 
 
 def name(state, action):
