@@ -46,6 +46,15 @@ def rc(s: int) -> tuple[int, int]:
     return divmod(s, SIZE)
 
 
+def neighbours(s: int):
+    """``(direction, square)`` for each on-board orthogonal neighbour of ``s`` (walls ignored)."""
+    r, c = rc(s)
+    for d, (dr, dc) in enumerate(DIRS):
+        r2, c2 = r + dr, c + dc
+        if 0 <= r2 < SIZE and 0 <= c2 < SIZE:
+            yield d, sq(r2, c2)
+
+
 def rotate(s: int) -> int:
     """The square a quarter turn clockwise maps ``s`` to."""
     r, c = rc(s)
@@ -82,12 +91,7 @@ class Board:
         for s in range(NUM_SQUARES):
             if dojo[s]:
                 continue
-            r, c = rc(s)
-            for d, (dr, dc) in enumerate(DIRS):
-                r2, c2 = r + dr, c + dc
-                if not (0 <= r2 < SIZE and 0 <= c2 < SIZE):
-                    continue
-                t = sq(r2, c2)
+            for d, t in neighbours(s):
                 edge = frozenset((s, t))
                 if dojo[t]:
                     if edge in entrances:
@@ -234,12 +238,7 @@ def validate_board(board: Board, symmetric: bool = False) -> list[str]:
         inside = set(squares)
         exits = []
         for s in squares:
-            r, c = rc(s)
-            for d, (dr, dc) in enumerate(DIRS):
-                r2, c2 = r + dr, c + dc
-                if not (0 <= r2 < SIZE and 0 <= c2 < SIZE):
-                    continue
-                t = sq(r2, c2)
+            for d, t in neighbours(s):
                 if t in inside and board.step[s][d] < 0:
                     problems.append(f"Safe Room {corner}: inner edge between {rc(s)} and {rc(t)} is a wall")
                 if t not in inside and board.step[s][d] >= 0:

@@ -752,7 +752,7 @@ class DojoState(State):
 
     def _resolve_exam(self, att_wins: bool) -> None:
         cfg = self.game.config
-        att, dfd = self.k_att, self.k_def
+        att = self.k_att
         if cfg["exam_best_of_three"]:
             self.k_wins[0 if att_wins else 1] += 1
             if max(self.k_wins) < 2:

@@ -536,7 +536,7 @@ class ArenaState(State):
         for m in line:
             self.leader_of[m] = m
         if idx == 0:
-            st, sc = self.strength, self.score
+            st = self.strength
             new_leader = max(rest, key=lambda m: (st[m], -rest.index(m)))
             self._set_line([new_leader] + [m for m in rest if m != new_leader])
             return

@@ -18,7 +18,7 @@ from envs.dojo.cards import (
     TSUGI_ASHI, TUNNEL_SEGRETO, UKE,
 )
 from envs.dojo.rules import A_KEEP, A_SEGRETO, A_TUNNEL, SEAT_CORNERS
-from dojo_helpers import A_PASS, A_PLAY, A_ROOM, E, N, S, game, position, target, walk
+from dojo_helpers import A_PASS, A_PLAY, A_ROOM, N, S, game, position, target, walk
 
 
 def legal_steps(state):
