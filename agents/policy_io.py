@@ -1,0 +1,265 @@
+"""Policy files that are data, not code: weights in safetensors, everything else in JSON.
+
+A policy folder holds two files written by :func:`save_policy`:
+
+* ``policy.json`` — ``{"format": "tabletop-rl/policy", "format_version": 1, "arch": NAME,
+  "arch_kwargs": {...}, "game": "sequence_v0", "config": {...}, "observation_shape": [...],
+  "num_actions": N, "meta": {...}}``;
+* ``policy.safetensors`` — the network's ``state_dict`` as float32 tensors.
+
+Loading never unpickles anything: the JSON is parsed and validated field by field, the architecture
+name must be one registered with :func:`register_architecture` (code that ships with this package),
+and the weights are read with ``safetensors`` and must match the built network's parameter names and
+shapes exactly. Anything else raises :class:`CheckpointError` naming the file and what is wrong.
+
+A registered architecture is a builder ``builder(**arch_kwargs) -> torch.nn.Module`` whose module maps
+a float32 batch of observations ``(B, *observation_shape)`` to action logits ``(B, num_actions)``.
+The built-in ``"mlp"`` is the shape of SB3's default ``MlpPolicy`` actor; more architectures are
+registered by :mod:`agents.nets` when it exists.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import math
+import pathlib
+from typing import Any, Callable
+
+FORMAT = "tabletop-rl/policy"
+FORMAT_VERSION = 1
+SPEC_FILE = "policy.json"
+WEIGHTS_FILE = "policy.safetensors"
+#: Refuse files larger than this before reading them (the biggest shipped policy is a few MB).
+MAX_SPEC_BYTES = 1 << 20
+MAX_WEIGHTS_BYTES = 512 << 20
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file or index entry that is missing, corrupt or made for another game/config."""
+
+
+ARCHITECTURES: dict[str, Callable[..., Any]] = {}
+
+
+def register_architecture(name: str, builder: Callable[..., Any]) -> None:
+    """Make ``name`` loadable: ``builder(**arch_kwargs)`` returns the torch module."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"architecture name must be a non-empty string, got {name!r}")
+    if name in ARCHITECTURES and ARCHITECTURES[name] is not builder:
+        raise ValueError(f"architecture {name!r} is already registered")
+    ARCHITECTURES[name] = builder
+
+
+def _ensure_architectures() -> None:
+    if "mlp" not in ARCHITECTURES:
+        register_architecture("mlp", _build_mlp)
+    if importlib.util.find_spec("agents.nets") is not None:
+        importlib.import_module("agents.nets")
+
+
+def _build_mlp(obs_dim: int, hidden: list[int], num_actions: int, activation: str = "tanh"):
+    """SB3 ``MlpPolicy``'s actor: Linear/activation layers then a linear head to the logits."""
+    import torch
+    from torch import nn
+
+    acts = {"tanh": nn.Tanh, "relu": nn.ReLU}
+    if activation not in acts:
+        raise CheckpointError(f"mlp activation {activation!r} is not one of {sorted(acts)}")
+
+    class MLP(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            layers: list[nn.Module] = []
+            last = obs_dim
+            for width in hidden:
+                layers += [nn.Linear(last, width), acts[activation]()]
+                last = width
+            self.body = nn.Sequential(*layers)
+            self.head = nn.Linear(last, num_actions)
+
+        def forward(self, obs: torch.Tensor) -> torch.Tensor:
+            return self.head(self.body(obs.reshape(obs.shape[0], -1)))
+
+    return MLP()
+
+
+# -------------------------------------------------------------------------------------------------
+def _json_value_ok(value: Any, depth: int = 0) -> bool:
+    """Plain JSON data only (no NaN/inf), bounded depth."""
+    if depth > 8:
+        return False
+    if value is None or isinstance(value, (bool, str)):
+        return True
+    if isinstance(value, int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_json_value_ok(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_value_ok(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def save_policy(
+    folder: str | pathlib.Path,
+    module: Any,
+    *,
+    arch: str,
+    arch_kwargs: dict[str, Any],
+    game: str,
+    config: dict[str, Any],
+    observation_shape: tuple[int, ...] | list[int],
+    num_actions: int,
+    meta: dict[str, Any] | None = None,
+) -> pathlib.Path:
+    """Write ``policy.json`` and ``policy.safetensors`` for ``module`` into ``folder``."""
+    from safetensors.torch import save_file
+
+    _ensure_architectures()
+    if arch not in ARCHITECTURES:
+        raise ValueError(f"architecture {arch!r} is not registered; known: {sorted(ARCHITECTURES)}")
+    spec = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "arch": arch,
+        "arch_kwargs": dict(arch_kwargs),
+        "game": game,
+        "config": dict(config),
+        "observation_shape": [int(x) for x in observation_shape],
+        "num_actions": int(num_actions),
+        "meta": dict(meta or {}),
+    }
+    if not _json_value_ok(spec):
+        raise ValueError("policy spec must be plain JSON data (no NaN, no objects)")
+    folder = pathlib.Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.detach().to("cpu").float().contiguous() for k, v in module.state_dict().items()}
+    save_file(tensors, str(folder / WEIGHTS_FILE))
+    (folder / SPEC_FILE).write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n")
+    return folder
+
+
+def _read_regular_file(path: pathlib.Path, limit: int) -> bytes:
+    if not path.exists():
+        raise CheckpointError(f"checkpoint file {path} does not exist")
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint file {path} is not a regular file")
+    size = path.stat().st_size
+    if size > limit:
+        raise CheckpointError(f"checkpoint file {path} is {size} bytes; at most {limit} are accepted")
+    return path.read_bytes()
+
+
+def read_policy_spec(folder: str | pathlib.Path) -> dict[str, Any]:
+    """The validated ``policy.json`` of ``folder``."""
+    path = pathlib.Path(folder) / SPEC_FILE
+    raw = _read_regular_file(path, MAX_SPEC_BYTES)
+    try:
+        spec = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"{path} is not valid UTF-8 JSON: {exc}") from exc
+    if not isinstance(spec, dict):
+        raise CheckpointError(f"{path} must hold a JSON object, got {type(spec).__name__}")
+    if spec.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: format is {spec.get('format')!r}, expected {FORMAT!r}")
+    if spec.get("format_version") != FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path}: format_version is {spec.get('format_version')!r}; this library reads {FORMAT_VERSION}"
+        )
+    expected = {
+        "arch": str,
+        "arch_kwargs": dict,
+        "game": str,
+        "config": dict,
+        "observation_shape": list,
+        "num_actions": int,
+        "meta": dict,
+    }
+    for key, kind in expected.items():
+        if key not in spec:
+            raise CheckpointError(f"{path}: missing key {key!r}")
+        value = spec[key]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise CheckpointError(f"{path}: {key} must be a {kind.__name__}, got {value!r:.80}")
+    if not _json_value_ok(spec):
+        raise CheckpointError(f"{path}: holds values that are not plain JSON data (NaN, inf or too deep)")
+    shape = spec["observation_shape"]
+    if not shape or not all(isinstance(x, int) and not isinstance(x, bool) and 0 < x <= 1 << 20 for x in shape):
+        raise CheckpointError(f"{path}: observation_shape must be a list of positive integers, got {shape!r:.80}")
+    if not 0 < spec["num_actions"] <= 1 << 20:
+        raise CheckpointError(f"{path}: num_actions must be a positive integer, got {spec['num_actions']!r}")
+    _ensure_architectures()
+    if spec["arch"] not in ARCHITECTURES:
+        raise CheckpointError(
+            f"{path}: architecture {spec['arch']!r} is unknown; known: {sorted(ARCHITECTURES)}"
+        )
+    return spec
+
+
+def load_policy(
+    folder: str | pathlib.Path,
+    game: str | None = None,
+    observation_shape: tuple[int, ...] | None = None,
+    num_actions: int | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """Build the network of ``folder`` and load its weights; returns ``(module, spec)``.
+
+    When ``game``, ``observation_shape`` or ``num_actions`` are given they must match the spec.
+    """
+    import torch
+    from safetensors import SafetensorError
+    from safetensors.torch import load as load_tensors
+
+    folder = pathlib.Path(folder)
+    spec = read_policy_spec(folder)
+    if game is not None and spec["game"] != game:
+        raise CheckpointError(f"{folder} holds a policy for {spec['game']!r}, not {game!r}")
+    if observation_shape is not None and tuple(spec["observation_shape"]) != tuple(observation_shape):
+        raise CheckpointError(
+            f"{folder} expects observations of shape {tuple(spec['observation_shape'])}, "
+            f"but the game gives {tuple(observation_shape)}"
+        )
+    if num_actions is not None and spec["num_actions"] != num_actions:
+        raise CheckpointError(f"{folder} has {spec['num_actions']} actions, but the game has {num_actions}")
+    try:
+        module = ARCHITECTURES[spec["arch"]](**spec["arch_kwargs"])
+    except CheckpointError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{folder}: arch_kwargs do not fit {spec['arch']!r}: {exc}") from exc
+    raw = _read_regular_file(folder / WEIGHTS_FILE, MAX_WEIGHTS_BYTES)
+    try:
+        tensors = load_tensors(raw)
+    except (SafetensorError, ValueError, RuntimeError, OSError) as exc:
+        raise CheckpointError(f"{folder / WEIGHTS_FILE} is not a valid safetensors file: {exc}") from exc
+    own = module.state_dict()
+    missing = sorted(set(own) - set(tensors))
+    extra = sorted(set(tensors) - set(own))
+    if missing or extra:
+        raise CheckpointError(
+            f"{folder / WEIGHTS_FILE} does not fit architecture {spec['arch']!r}: "
+            f"missing tensors {missing[:5]}, unexpected tensors {extra[:5]}"
+        )
+    for name, tensor in tensors.items():
+        if tuple(tensor.shape) != tuple(own[name].shape):
+            raise CheckpointError(
+                f"{folder / WEIGHTS_FILE}: tensor {name!r} has shape {tuple(tensor.shape)}, "
+                f"the architecture needs {tuple(own[name].shape)}"
+            )
+        if tensor.dtype != torch.float32:
+            raise CheckpointError(f"{folder / WEIGHTS_FILE}: tensor {name!r} is {tensor.dtype}, expected float32")
+        if not torch.isfinite(tensor).all():
+            raise CheckpointError(f"{folder / WEIGHTS_FILE}: tensor {name!r} holds NaN or infinite values")
+    module.load_state_dict(tensors, strict=True)
+    module.eval()
+    with torch.no_grad():
+        probe = module(torch.zeros((1, *spec["observation_shape"]), dtype=torch.float32))
+    if tuple(probe.shape) != (1, spec["num_actions"]):
+        raise CheckpointError(
+            f"{folder}: the network returns shape {tuple(probe.shape)} for one observation, "
+            f"expected (1, {spec['num_actions']})"
+        )
+    return module, spec
