@@ -1,11 +1,16 @@
 """Players for every game, created by versioned id.
 
->>> import agents
+>>> import agents, envs
 >>> agents.available("sequence_v0")
 ['sequence_v0/heuristic-v1', 'sequence_v0/random-v0', ...]
 >>> bot = agents.make("sequence_v0/random-v0", seed=0)
->>> bot.reset(seat=0, config=env.unwrapped.game.config)
+>>> env = envs.make("sequence_v0", raw=True); env.reset(seed=0)
+>>> bot.reset(seat=0, game=env.unwrapped.game)
 >>> action = bot.act(env.observe("player_0"), env.unwrapped.player_view("player_0"))
+
+Whole games are played by :func:`play_game` (or step by step with :class:`agents.runner.Runner`).
+Each game's own players live in ``agents/<game>.py`` (``sequence_v0`` -> ``agents/sequence.py``)
+and register themselves when this package is imported.
 """
 
 from __future__ import annotations
@@ -15,15 +20,18 @@ import importlib.util
 
 import envs
 from agents.base import Agent, RandomAgent
-from agents.play import GameRecord, play_game
 from agents.registry import available, describe, make, register
+from agents.runner import GameRecord, Runner, RunnerHooks, play_game
 
-# Each game's own players (heuristics, search, trained checkpoints) register themselves on import.
-for _package in ("sequence", "pans_trial", "dojo", "wizard_arena"):
-    if importlib.util.find_spec(f"agents.{_package}") is not None:
-        importlib.import_module(f"agents.{_package}")
+
+def agent_module(game_name: str) -> str:
+    """Module holding a game's own players: ``"sequence_v0"`` -> ``"agents.sequence"``."""
+    return f"agents.{game_name.rsplit('_v', 1)[0]}"
+
 
 for _game in envs.NAMES:
+    if importlib.util.find_spec(agent_module(_game)) is not None:
+        importlib.import_module(agent_module(_game))
     register(f"{_game}/random-v0", RandomAgent, "uniformly random among legal actions (seeded)")
 
 # Trained policies listed in checkpoints/index.json (loaded lazily, on first use).
@@ -31,4 +39,7 @@ from agents.checkpoint import register_index  # noqa: E402
 
 register_index()
 
-__all__ = ["Agent", "GameRecord", "RandomAgent", "available", "describe", "make", "play_game", "register"]
+__all__ = [
+    "Agent", "GameRecord", "RandomAgent", "Runner", "RunnerHooks", "agent_module", "available", "describe",
+    "make", "play_game", "register",
+]

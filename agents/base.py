@@ -6,8 +6,10 @@ An agent only ever sees what its seat may know:
   (``{"observation": ndarray, "action_mask": int8 ndarray}``);
 * ``view`` is ``env.unwrapped.player_view(agent_name)``, a JSON-compatible dict.
 
-It must return a legal action id. ``reset(seat, config)`` is called before every game with the
-seat index (0 for ``player_0``) and the game's full config dict.
+It must return a legal action id. ``reset(seat, game)`` is called before every game with the seat
+index (0 for ``player_0``) and the configured :class:`~envs.core.game.Game`: its ``config`` (every
+keyword filled in), its facts (``num_players``, ``num_teams``, ``team_of(seat)``) and its action
+names (``action_to_string``). The ``Game`` holds no position: an agent never sees the true state.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import random
 from typing import Any
 
 import numpy as np
+
+from envs.core.game import Game
 
 
 class Agent:
@@ -29,11 +33,25 @@ class Agent:
         self.seed = seed
         self.rng = random.Random(seed)
         self.seat = 0
+        self.game: Game | None = None
         self.config: dict[str, Any] = {}
 
-    def reset(self, seat: int, config: dict[str, Any]) -> None:
-        self.seat = seat
-        self.config = dict(config)
+    def reset(self, seat: int, game: Game) -> None:
+        """Get ready to play ``seat`` of ``game`` (a configured :class:`Game`, never a dict)."""
+        if not isinstance(game, Game):
+            raise TypeError(
+                f"{self.agent_id or type(self).__name__}.reset(seat, game) takes the configured Game "
+                f"(env.unwrapped.game or envs.make_game(name, **config)), got {type(game).__name__}"
+            )
+        if game.name != self.game_name:
+            raise ValueError(
+                f"{self.agent_id or type(self).__name__} plays {self.game_name}, not {game.name}"
+            )
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < game.num_players:
+            raise ValueError(f"seat must be an integer in [0, {game.num_players}) for {game!r}, got {seat!r}")
+        self.seat = int(seat)
+        self.game = game
+        self.config = game.config
 
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
         raise NotImplementedError

@@ -125,18 +125,18 @@ class PolicyAgent(Agent):
         self.deterministic = deterministic
         self.model = model
 
-    def reset(self, seat: int, config: dict[str, Any]) -> None:
-        super().reset(seat, config)
+    def reset(self, seat: int, game: Any) -> None:
+        super().reset(seat, game)
         if self.model is None:
             self.model = load_policy(self.model_path, self.game_name, self.trained_config)
         if self.trained_config:
             import envs
 
             trained = envs.make_game(self.game_name, **self.trained_config).config
-            if trained != dict(config):
+            if trained != game.config:
                 raise CheckpointError(
                     f"{self.agent_id or 'policy'} was trained for {self.game_name} with {trained}, "
-                    f"but this game has {dict(config)}"
+                    f"but this game has {game.config}"
                 )
 
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:

@@ -5,7 +5,7 @@ roll and scoring them (Allenamento +1, Fatica crossings -1, Nebbia a little, fig
 the Dojo above all once Brown, and getting close to it from Blue on); plays a Tecnica only when it
 turns a lost Kumite into a won one (or Uke to stay in place); keeps Kiai over Uke over Kaeshi;
 challenges the opponent it most likely beats. It sees only its observation and ``view`` (the
-public state plus its own hand); the board comes from the game's config, which is public.
+public state plus its own hand); the board comes from the Game it is handed, which is public.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-import envs
 from agents.base import Agent
 from agents.registry import register
+from envs.core.game import Game
 from envs.dojo.board import ALLENAMENTO, FATICA, NEBBIA, PASSO_FALSO, SFIDA, TUNNEL
 from envs.dojo.cards import KAESHI, KIAI, UKE
 from envs.dojo.rules import (
@@ -27,7 +27,6 @@ from envs.dojo.rules import (
 
 #: P(attacker wins) at attacker-minus-defender bonus -2..+2 (2 dice, Senshu), no cards.
 WIN_ODDS = {-2: 10 / 36, -1: 15 / 36, 0: 21 / 36, 1: 26 / 36, 2: 30 / 36}
-_GAMES: dict[str, Any] = {}
 
 
 def win_probability(att_track: int, def_track: int, defender_black: bool = False) -> float:
@@ -41,13 +40,9 @@ class DojoHeuristic(Agent):
 
     samples = 48
 
-    def reset(self, seat: int, config: dict[str, Any]) -> None:
-        super().reset(seat, config)
-        key = repr(sorted(config.items()))
-        if key not in _GAMES:
-            _GAMES[key] = envs.make_game("dojo_v0", **config)
-        self.game = _GAMES[key]
-        board = self.game.board
+    def reset(self, seat: int, game: Game) -> None:
+        super().reset(seat, game)
+        board = game.board
         self.board = board
         self.dojo_dist = self._distances([s for s in range(256) if board.entry[s] >= 0])
         self.plan: list[int] = []

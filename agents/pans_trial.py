@@ -54,7 +54,6 @@ from typing import Any
 
 import numpy as np
 
-import envs
 from agents.base import Agent
 from agents.registry import register
 from envs.pans_trial import rules as R
@@ -106,17 +105,13 @@ def evaluate(state: R.PansTrialState, me: int) -> float:
 class _ViewSearchAgent(Agent):
     """Shared by the search agents: they think on a full state rebuilt from the seat's view."""
 
-    def reset(self, seat: int, config: dict[str, Any]) -> None:
-        super().reset(seat, config)
-        self.game = envs.make_game("pans_trial_v0", **config)
-
     def _legal_and_state(self, observation: dict[str, np.ndarray], view: dict[str, Any]):
         """The legal actions, and a state sampled from the view (None when there is no choice)."""
         legal = np.flatnonzero(observation["action_mask"]).tolist()
         if len(legal) == 1:
             return legal, None
-        if not hasattr(self, "game"):
-            self.reset(self.seat, self.config)
+        if self.game is None:
+            raise RuntimeError(f"{self.agent_id or type(self).__name__}: act() called before reset(seat, game)")
         return legal, self.game.state_from_view(view, random.Random(self.rng.random()))
 
 
@@ -195,8 +190,8 @@ register(
 #
 # Everything below works on a state rebuilt from the seat's view (``state_from_view``); nothing
 # reads the true state. The search copies states with the engine's cheap clone (the rng is shared:
-# it is only consumed by the set-up, which the search never replays) and generates legal actions in
-# plain Python (``_legal``, checked against the engine's mask in the tests).
+# it is only consumed by the set-up, which the search never replays), generates moves with the
+# engine's ``legal_actions()`` and applies them with ``apply_unchecked``.
 
 _DIST = [[0] * R.NUM_SQUARES for _ in range(R.NUM_SQUARES)]
 for _a in range(R.NUM_SQUARES):
@@ -210,54 +205,8 @@ def _clone(s: R.PansTrialState) -> R.PansTrialState:
 
 def _step(s: R.PansTrialState, a: int) -> R.PansTrialState:
     o = _clone(s)
-    o._apply(a)
+    o.apply_unchecked(a)
     return o
-
-
-def _legal(s: R.PansTrialState) -> list[int]:
-    """The legal actions of ``s`` (same set as the engine's mask), in plain Python."""
-    if s.winner is not None:
-        return []
-    st, p = s.stage, s.actor
-    role, board = s.suit_role, s.board
-    if st == R.TRAVERSE:
-        if s.forced[p] > 0:
-            return [R.A_PASS]
-        out = []
-        here = s.pos[p]
-        for d, n in enumerate(R.NEIGH[here]):
-            c = board[n]
-            if c < 0 or role[R.SUIT_OF[c]] != R.WALLS:
-                out.append(d)
-        c = board[here]
-        if c >= 0:
-            r = role[R.SUIT_OF[c]]
-            if r == R.TRAPS or r == R.WEAPONS or (r == R.BALLISTA and s.ballista_targets(here)):
-                out.append(R.A_INTERACT)
-        return out or [R.A_PASS]
-    if st == R.TARGET:
-        return [R.A_TARGET + t for t in s.ballista_targets(s.pos[p])]
-    if st == R.COMBAT:
-        return [R.A_STRIKE + c for c in s.hands[p] if role[R.SUIT_OF[c]] == R.WEAPONS]
-    if st == R.APPEASE:
-        return [R.A_APPEASE + c for c in s.hands[p]]
-    if st == R.REQUEST:
-        return [R.A_REQUEST + r for r in range(4) if s.request_available(r)]
-    if st == R.RESTRUCTURE_PICK:
-        return list(range(R.A_RESTRUCTURE, R.A_SHIFT))
-    if st == R.SHIFT_PICK:
-        return list(range(R.A_SHIFT, R.A_TARGET))
-    if st == R.STEAL_MINE:
-        return [R.A_STEAL_MINE + c for c in s.damage[p]]
-    if st == R.STEAL_THEIRS:
-        return [R.A_STEAL_THEIRS + c for c in s.damage[1 - p]]
-    if st == R.PLACE:
-        holes = s.open_holes()
-        return [R.A_PLACE + 36 * k + h for k in (0, 1) if s.pending[k] >= 0 for h in holes]
-    if st == R.DRAFT:
-        kings_left = R.MAX_KINGS - sum(1 for h in s.hands for c in h if R.IS_KING[c])
-        return [R.A_DRAFT + c for c in s.pool if kings_left > 0 or not R.IS_KING[c]]
-    return []
 
 
 #: Evaluation weights (damage points are the unit).
@@ -433,7 +382,7 @@ class HeuristicAgent(_ViewSearchAgent):
     # -- search ---------------------------------------------------------------------------------
     def _children(self, s: R.PansTrialState) -> list[int]:
         st = s.stage
-        acts = _legal(s)
+        acts = s.legal_actions()
         if st == R.COMBAT and len(acts) > 1:
             return [max(acts, key=lambda a: R.VALUE[a - R.A_STRIKE])]
         if st == R.SHIFT_PICK:
@@ -508,10 +457,10 @@ class HeuristicAgent(_ViewSearchAgent):
             row = []
             for o in theirs:
                 s = _clone(state)
-                s.appease_card = [-1, -1]
-                s.appease_card[me] = c
-                s.appease_card[op] = o
-                s._resolve_appease()
+                s.appease_card = [-1, -1]  # forget the sampled card: each candidate replaces it
+                s.actor = me
+                s.apply_unchecked(R.A_APPEASE + c)  # mine, then theirs: the trick is resolved
+                s.apply_unchecked(R.A_APPEASE + o)
                 row.append(self._search(s, 2, -float("inf"), float("inf")))
             table.append(row)
         # choose: the average of the worst case and the mean over their possible cards

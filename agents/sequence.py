@@ -42,6 +42,7 @@ import numpy as np
 from agents.base import Agent
 from agents.registry import register
 from envs.sequence.board import SIZE
+from envs.sequence.game import SequenceGame as Game
 from envs.sequence.rules import CORNER, DEAD, NUM_ACTIONS, NUM_SQUARES, PASS, PLACE, WILD
 from envs.sequence.rules import REMOVE as REMOVE_BASE
 
@@ -154,9 +155,9 @@ class SequenceHeuristic(Agent):
     epsilon = 0.0
     weights = DEFAULT
 
-    def reset(self, seat: int, config: dict[str, Any]) -> None:
-        super().reset(seat, config)
-        self.target = config.get("sequences_to_win") or (2 if config.get("num_teams", 2) == 2 else 1)
+    def reset(self, seat: int, game: Game) -> None:
+        super().reset(seat, game)
+        self.target = game.sequences_to_win
 
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
         mask = np.asarray(observation["action_mask"])

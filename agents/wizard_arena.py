@@ -25,11 +25,12 @@ import numpy as np
 
 from agents.base import Agent
 from agents.registry import register
+from envs.wizard_arena.map import DIRECTIONS
+from envs.wizard_arena.rules import (
+    ALLY_ACCEPT, ALLY_DECLINE, CHALLENGE, NO_CHALLENGE, REWARD_HEALTH, REWARD_SCORE, REWARD_STRENGTH, STAY,
+)
 
 GAME = "wizard_arena_v0"
-DIRECTIONS = ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1))
-STAY, ALLY_ACCEPT, ALLY_DECLINE, CHALLENGE, NO_CHALLENGE = 8, 9, 10, 11, 12
-REWARD_SCORE, REWARD_STRENGTH, REWARD_HEALTH = 13, 14, 15
 
 
 _DISTANCES: dict[tuple[str, ...], dict[int, list[int]]] = {}

@@ -78,11 +78,6 @@ def time_engine(game: Any, seconds: float, cap: int) -> dict[str, float]:
     return {"steps_per_s": steps / elapsed, "games_per_s": games / elapsed, "steps_per_game": steps / max(games, 1)}
 
 
-def best_of(repeats: int, fn: Callable[[], dict[str, float]]) -> dict[str, float]:
-    runs = [fn() for _ in range(repeats)]
-    return max(runs, key=lambda r: r["steps_per_s"])
-
-
 def run(games: list[str], seconds: float, repeats: int, progress: bool = True) -> dict[str, Any]:
     """Time every game configuration, with connect_four_v3 re-measured beside each one.
 
@@ -98,9 +93,7 @@ def run(games: list[str], seconds: float, repeats: int, progress: bool = True) -
         tqdm = None
     jobs: list[tuple[str, str, dict]] = []
     for name in games:
-        module = importlib.import_module(f"envs.{name}")
-        configs = getattr(module, "BENCHMARK_CONFIGS", None) or {"default": {}}
-        for label, config in configs.items():
+        for label, config in envs.game_class(name).benchmark_configs.items():
             jobs.append((name, label, config))
     bar = tqdm(total=5 * repeats * len(jobs), desc="benchmark", disable=not progress) if tqdm else None
 

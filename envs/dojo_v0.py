@@ -96,22 +96,4 @@ from envs.dojo.game import DojoGame as Game
 
 env, raw_env = make_env_factories(Game)
 
-CONFIGS = {
-    "2p": {"num_players": 2},
-    "4p": {"num_players": 4},
-    "8p": {"num_players": 8},
-    "4p-alternatives": {
-        "num_players": 4, "exam_ties_to_defender": True, "exam_best_of_three": True,
-        "exam_defender_own_belt": True, "kiai_bonus": 1, "failed_exam_cost": 1,
-        "fatica_on_stop_only": True, "kumite_first_round": True, "first_player_extra_stripe": True,
-        "short_game": True,
-    },
-}
-BENCHMARK_CONFIGS = {"2p": {"num_players": 2}, "4p": {"num_players": 4}, "8p": {"num_players": 8}}
-
-# Random players almost never reach Brown, so random games rarely end; the generic fuzz test
-# plays budgeted games, and tests/dojo/test_dojo_env.py adds a step-budgeted fuzz plus
-# heuristic-agent games that do reach the Final Exam.
-FUZZ_GAMES = 12
-FUZZ_MAX_ACTIONS = 2500
-FUZZ_MAY_NOT_FINISH = True
+__all__ = ["Game", "env", "raw_env"]

@@ -91,17 +91,4 @@ from envs.pans_trial.game import PansTrialGame as Game
 
 env, raw_env = make_env_factories(Game)
 
-CONFIGS = {
-    "default": {},
-    "no-draft": {"draft": False},
-    "variant": {
-        "trump_order": ["weapons", "ballista", "traps", "walls"],
-        "first_player": 0,
-        "damage_threshold": 15,
-    },
-}
-
-FUZZ_GAMES = 40
-FUZZ_MAX_ACTIONS = 3000
-
-BENCHMARK_CONFIGS = {"default": {}}
+__all__ = ["Game", "env", "raw_env"]

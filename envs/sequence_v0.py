@@ -74,13 +74,4 @@ from envs.sequence.game import SequenceGame as Game
 
 env, raw_env = make_env_factories(Game)
 
-CONFIGS = {
-    "2p": {},
-    "2x2": {"players_per_team": 2},
-    "3teams": {"num_teams": 3},
-    "3x2-generated-nodead": {"num_teams": 3, "players_per_team": 2, "layout": "generated", "dead_cards": False},
-}
-FUZZ_GAMES = 60
-BENCHMARK_CONFIGS = {"2 players": {}, "2 teams of 2": {"players_per_team": 2}, "3 teams": {"num_teams": 3}}
-
-__all__ = ["CONFIGS", "Game", "env", "raw_env"]
+__all__ = ["Game", "env", "raw_env"]

@@ -81,20 +81,4 @@ from envs.wizard_arena.game import WizardArenaGame as Game
 
 env, raw_env = make_env_factories(Game)
 
-CONFIGS = {
-    "6bots": {},
-    "2bots": {"num_bots": 2, "map_size": 8},
-    "16bots": {"num_bots": 16},
-    "no-health": {"health": 0, "gary_roams": True},
-}
-
-# Perfect information: only the random generator's future is unknown to the seats.
-HIDDEN_INFORMATION = False
-
-FUZZ_GAMES = 12
-FUZZ_MAX_ACTIONS = 1500
-
-BENCHMARK_CONFIGS = {
-    "6 bots": {},
-    "16 bots": {"num_bots": 16},
-}
+__all__ = ["Game", "env", "raw_env"]

@@ -51,9 +51,7 @@ def path_for(name: str, family: str) -> pathlib.Path:
 
 
 def first_family(name: str) -> tuple[str, dict]:
-    import importlib
-
-    configs = importlib.import_module(f"envs.{name}").CONFIGS
+    configs = envs.game_class(name).config_families
     family = next(iter(configs))
     return family, configs[family]
 

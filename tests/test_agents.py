@@ -9,7 +9,7 @@ import pytest
 import agents
 import envs
 from agents.checkpoint import read_index
-from agents.play import seat_inputs
+from agents.runner import seat_inputs
 
 CHECKPOINT_IDS = {e["id"] for e in read_index()}
 RULE_BASED = [
@@ -52,7 +52,7 @@ def test_choice_depends_only_on_what_the_seat_may_know(name, agent_id):
         choices = []
         for s in (state, twin):
             bot = agents.make(agent_id, seed=123)
-            bot.reset(seat, game.config)
+            bot.reset(seat, game)
             obs, view = seat_inputs(s, seat)
             action = bot.act(obs, view)
             assert obs["action_mask"][action], f"{agent_id} chose illegal action {action}"

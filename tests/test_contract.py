@@ -1,4 +1,5 @@
-"""Generic tests every game must pass, for every configuration family it declares in ``CONFIGS``.
+"""Generic tests every game must pass, for every configuration family it declares in
+``Game.config_families``.
 
 Covers: declared game facts, PettingZoo's own ``api_test`` and ``seed_test``, random-play fuzz with
 the engine's invariants checked after every action, illegal actions, save/restore, hidden
@@ -36,7 +37,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 CASES = [
     pytest.param(name, family, config, id=f"{name}-{family}")
     for name in envs.NAMES
-    for family, config in importlib.import_module(f"envs.{name}").CONFIGS.items()
+    for family, config in envs.game_class(name).config_families.items()
 ]
 GAMES = [pytest.param(name, id=name) for name in envs.NAMES]
 
@@ -71,7 +72,14 @@ def test_declared_facts(name):
     assert set(mod.raw_env.metadata["render_modes"]) == {"human", "ansi", "rgb_array"}
     lo, hi = game_cls.reward_range
     assert lo < hi
-    assert mod.CONFIGS, "each game declares at least one configuration family"
+    assert game_cls.config_families, "each game declares at least one configuration family"
+    assert game_cls.benchmark_configs and game_cls.fuzz_games > 0 and game_cls.fuzz_max_actions > 0
+    assert isinstance(game_cls.hidden_information, bool)
+    for config in game_cls.config_families.values():
+        game = game_cls(**config)
+        teams = [game.team_of(s) for s in range(game.num_players)]
+        assert sorted(set(teams)) == list(range(game.num_teams)), "every team has a seat, numbered from 0"
+        assert sum(len(game.team_seats(t)) for t in range(game.num_teams)) == game.num_players
     assert mod.__doc__ and "Action" in mod.__doc__ and "Observation" in mod.__doc__
     rules_md = ROOT / "envs" / name.rsplit("_v", 1)[0] / "RULES.md"
     text = rules_md.read_text()
@@ -118,15 +126,12 @@ def test_registry_make(name, family, config):
 
 @pytest.mark.parametrize("name,family,config", CASES)
 def test_fuzz_invariants(name, family, config):
-    mod = module(name)
-    game = mod.Game(**config)
-    games = getattr(mod, "FUZZ_GAMES", 40)
-    max_actions = getattr(mod, "FUZZ_MAX_ACTIONS", 3000)
+    game = module(name).Game(**config)
     finished = 0
-    for seed in range(games):
-        state, n = random_playout(game, seed=1000 + seed, max_actions=max_actions)
+    for seed in range(game.fuzz_games):
+        state, n = random_playout(game, seed=1000 + seed, max_actions=game.fuzz_max_actions)
         finished += state.is_terminal()
-    assert finished > 0 or getattr(mod, "FUZZ_MAY_NOT_FINISH", False), "no random game finished"
+    assert finished > 0 or game.fuzz_may_not_finish, "no random game finished"
 
 
 @pytest.mark.parametrize("name,family,config", CASES)
@@ -149,7 +154,7 @@ def test_hidden_information_does_not_leak(name, family, config):
     rng = random.Random(0)
     states = states_along_a_game(game, seed=7, every=1, limit=80)
     varied = [check_hidden_information(state, rng, samples=2) for state in states]
-    if getattr(module(name), "HIDDEN_INFORMATION", True):
+    if game.hidden_information:
         assert any(varied), "resampling never changed anything hidden: the check tested nothing"
 
 
@@ -176,7 +181,7 @@ def test_env_save_state_and_reset_from_it(name, family, config):
         assert np.array_equal(o1["observation"], o2["observation"])
         assert np.array_equal(o1["action_mask"], o2["action_mask"])
         if env.terminations[a] or env.truncations[a]:
-            assert env._cumulative_rewards[a] == other._cumulative_rewards[a]
+            assert env.unwrapped.cumulative_reward(a) == other.unwrapped.cumulative_reward(a)
             env.step(None)
             other.step(None)
             continue
@@ -239,8 +244,8 @@ def test_raw_env_raises_and_env_penalizes_illegal_moves(name, family, config):
         warnings.simplefilter("ignore")
         wrapped.step(int(illegal[0]))
     assert all(wrapped.terminations.values())
-    assert wrapped._cumulative_rewards[agent] == -1
-    assert all(wrapped._cumulative_rewards[a] == 0 for a in wrapped.agents if a != agent)
+    assert wrapped.unwrapped.cumulative_reward(agent) == -1
+    assert all(wrapped.unwrapped.cumulative_reward(a) == 0 for a in wrapped.agents if a != agent)
     assert "illegal_action" in wrapped.infos[agent]
 
 
@@ -301,7 +306,7 @@ def test_rules_modules_import_only_stdlib_numpy_and_core(name):
 
 def test_core_states_check_contract_on_initial_positions():
     for name in envs.NAMES:
-        for config in module(name).CONFIGS.values():
+        for config in module(name).Game.config_families.values():
             game = module(name).Game(**config)
             check_state(game.new_initial_state(0))
 
@@ -320,3 +325,39 @@ def test_registry_passes_max_cycles_through(name):
         steps += 1
     assert env.unwrapped.max_cycles == 1
     assert steps <= n and (steps == n or any(env.terminations.values()))
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_apply_unchecked_follows_the_same_game_as_apply_action(name, family, config):
+    """The search agents' entry: same positions as the checked path when given legal actions."""
+    game = module(name).Game(**config)
+    checked, unchecked = game.new_initial_state(4), game.new_initial_state(4)
+    rng = random.Random(4)
+    for _ in range(200):
+        if checked.is_terminal():
+            break
+        legal = checked.legal_actions()
+        assert legal == unchecked.legal_actions()
+        action = legal[rng.randrange(len(legal))]
+        checked.apply_action(action)
+        unchecked.apply_unchecked(action)
+        assert json.dumps(checked.to_dict(), sort_keys=True) == json.dumps(unchecked.to_dict(), sort_keys=True)
+    assert checked.end_reason() == unchecked.end_reason()
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_seat_observation_matches_the_environment(name, family, config):
+    env = envs.make(name, raw=True, **config)
+    env.reset(seed=6)
+    state = env.unwrapped.engine_state
+    for seat in range(env.unwrapped.game.num_players):
+        agent = env.unwrapped.agent_of(seat)
+        assert env.unwrapped.seat_of(agent) == seat
+        got, want = state.seat_observation(seat), env.observe(agent)
+        assert np.array_equal(got["observation"], want["observation"])
+        assert np.array_equal(got["action_mask"], want["action_mask"])
+        assert got["action_mask"].any() == (agent == env.agent_selection)
+    # the mask handed out is a copy: writing to it changes nothing in the engine
+    got = state.seat_observation(state.current_player())
+    got["action_mask"][:] = 0
+    assert state.legal_mask().any()

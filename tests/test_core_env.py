@@ -114,7 +114,7 @@ def test_env_penalizes_the_offender_and_ends_the_game():
         warnings.simplefilter("ignore")
         e.step(2)
     assert all(e.terminations.values())
-    assert e.unwrapped._cumulative_rewards == {"player_0": -1.0, "player_1": 0.0}
+    assert {a: e.unwrapped.cumulative_reward(a) for a in e.agents} == {"player_0": -1.0, "player_1": 0.0}
     assert "take 3" in e.unwrapped.infos["player_0"]["illegal_action"]
 
 

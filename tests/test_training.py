@@ -10,6 +10,7 @@ import pytest
 
 import agents
 import envs
+from envs.core import IllegalActionError
 from agents.checkpoint import CheckpointError, PolicyAgent, read_index, register_index
 from training import train_ppo
 from training.selfplay import SelfPlayEnv
@@ -35,7 +36,7 @@ def test_selfplay_env_only_returns_control_on_the_learners_turn():
             assert obs.shape == env.observation_space.shape and mask.any()
             obs, reward, term, trunc, info = env.step(int(np.flatnonzero(mask)[0]))
             done = term or trunc
-        assert reward == env.aec._cumulative_rewards[env.learner]
+        assert reward == env.aec.cumulative_reward(env.learner)
         assert reward in (-1.0, 0.0, 1.0)
     assert len(seats) > 1  # the learner's seat changes between episodes
 
@@ -49,7 +50,7 @@ def test_selfplay_env_reward_is_the_learners_own_even_when_an_opponent_ends_the_
         while not done:
             _, reward, term, trunc, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
             done = term or trunc
-        finals.append((reward, env.aec._cumulative_rewards[env.learner]))
+        finals.append((reward, env.aec.cumulative_reward(env.learner)))
     assert all(r == own for r, own in finals)
     assert any(r < 0 for r, _ in finals)  # a losing game (ended by the opponent's winning move)
 
@@ -95,10 +96,10 @@ def test_corrupt_or_mismatched_checkpoints_raise_clear_errors(tmp_path):
     broken.write_bytes(b"this is not a zip file")
     bot = PolicyAgent("sequence_v0", model_path=broken, config={})
     with pytest.raises(CheckpointError, match="not a zip archive"):
-        bot.reset(0, envs.make_game("sequence_v0").config)
+        bot.reset(0, envs.make_game("sequence_v0"))
     missing = PolicyAgent("sequence_v0", model_path=tmp_path / "nope.zip", config={})
     with pytest.raises(CheckpointError, match="does not exist"):
-        missing.reset(0, envs.make_game("sequence_v0").config)
+        missing.reset(0, envs.make_game("sequence_v0"))
     (tmp_path / "index.json").write_text("{not json")
     with pytest.raises(CheckpointError, match="not valid JSON"):
         read_index(tmp_path)
@@ -117,24 +118,45 @@ def test_shipped_checkpoints_are_listed_with_args_and_eval_beside_them():
         assert evaluation["checkpoint_id"] == entry["id"]
 
 
-def test_a_deal_that_ends_before_the_learners_first_decision_is_dealt_again():
+def test_a_deal_that_ends_before_the_learners_first_decision_is_dealt_again(monkeypatch):
     """In Wizard Arena a bot can become a follower before its first turn and never act."""
+    from agents.runner import Runner
+    from training import selfplay
+
+    deals = {"n": 0}
+
+    class FirstDealPlaysItself(Runner):
+        def advance(self):
+            deals["n"] += 1
+            if deals["n"] == 1:  # first deal: everyone, the learner's seat included, plays it out
+                while not self.finished:
+                    observation, _ = self.inputs(self.seat_to_act)
+                    self.apply(int(np.flatnonzero(observation["action_mask"])[0]))
+                return None
+            return super().advance()
+
+    monkeypatch.setattr(selfplay, "Runner", FirstDealPlaysItself)
     env = SelfPlayEnv("sequence_v0", {}, opponent_pool=random_pool("sequence_v0"), seed=2)
-    real = env._play_opponents
-    calls = {"n": 0}
-
-    def play_whole_game_first_time():
-        calls["n"] += 1
-        if calls["n"] == 1:  # first deal: everyone, the learner's seat included, plays it out
-            aec = env.aec
-            while not env._done():
-                mask = aec.observe(aec.agent_selection)["action_mask"]
-                aec.step(int(np.flatnonzero(mask)[0]))
-        else:
-            real()
-
-    env._play_opponents = play_whole_game_first_time
     obs, info = env.reset()
-    assert env.skipped_episodes == 1
-    assert env.aec.agent_selection == env.learner and not env._done()
+    assert env.skipped_episodes == 1 and deals["n"] == 2
+    assert env.aec.agent_selection == env.learner and not env.runner.finished
     env.step(int(np.flatnonzero(env.action_masks())[0]))  # and the new deal plays on
+
+
+def test_selfplay_env_passes_gymnasiums_check_env_and_seeds_reproducibly():
+    from gymnasium.utils.env_checker import check_env
+
+    env = SelfPlayEnv("pans_trial_v0", {}, opponent_pool=random_pool("pans_trial_v0"), seed=0)
+    check_env(env, skip_render_check=True)
+    first = env.reset(seed=5)
+    mask = env.action_masks()
+    again = env.reset(seed=5)
+    assert np.array_equal(first[0], again[0]) and first[1] == again[1]
+    assert np.array_equal(mask, env.action_masks())
+    illegal = int(np.flatnonzero(~mask)[0])
+    _, reward, terminated, truncated, info = env.step(illegal)
+    assert (reward, terminated, truncated) == (-1.0, True, False) and "illegal_action" in info
+    strict = SelfPlayEnv("pans_trial_v0", {}, opponent_pool=random_pool("pans_trial_v0"), illegal_action="raise")
+    strict.reset(seed=5)
+    with pytest.raises(IllegalActionError):
+        strict.step(illegal)

@@ -116,11 +116,7 @@ def _table_facts(game_name: str, config_json: str) -> tuple[int, int]:
     config = json.loads(config_json)
     engine_config = {k: v for k, v in config.items() if k not in ("max_cycles", "render_mode")}
     game = envs.make_game(game_name, **engine_config)
-    players = game.num_players
-    teams = getattr(game, "num_teams", players)
-    if not isinstance(teams, int) or teams < 1 or players % teams:
-        teams = players
-    return players, teams
+    return game.num_players, game.num_teams
 
 
 def seat_agents(teams: Sequence[str], num_players: int) -> list[str]:
@@ -739,8 +735,7 @@ def _cannot_play(agent_id: str, game_name: str, config: dict[str, Any]) -> str |
     """Why ``agent_id`` cannot sit at ``game_name`` with ``config`` (None if it can)."""
     try:
         engine_config = {k: v for k, v in config.items() if k not in ("max_cycles", "render_mode")}
-        full_config = envs.make_game(game_name, **engine_config).config
-        agents.make(agent_id, seed=0).reset(0, full_config)
+        agents.make(agent_id, seed=0).reset(0, envs.make_game(game_name, **engine_config))
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return None

@@ -143,12 +143,12 @@ def play_one(game, seats, seed: int, max_actions: int) -> dict[str, Any]:
     state = game.new_initial_state(seed)
     n = game.num_players
     for seat, agent in enumerate(seats):
-        agent.reset(seat, game.config)
+        agent.reset(seat, game)
     tracks_by_round: list[list[int]] = []
     actions = 0
     while not state.is_terminal() and actions < max_actions:
         p = state.current_player()
-        obs = {"observation": game.observe(state, p), "action_mask": state.legal_mask()}
+        obs = state.seat_observation(p)
         state.apply_action(seats[p].act(obs, state.player_view(p)))
         actions += 1
         turns = state.stats["turns"]

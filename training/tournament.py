@@ -102,7 +102,7 @@ def play_one(entrants: list[Entrant], config: dict[str, Any], seed: int, max_cyc
     seats = []
     for seat, who in enumerate(order):
         bot = agents.make(entrants[who].agent_id, seed=seed * 100 + seat)
-        bot.reset(seat, env.unwrapped.game.config)
+        bot.reset(seat, env.unwrapped.game)
         seats.append(bot)
     while env.agents:
         name = env.agent_selection
@@ -115,7 +115,7 @@ def play_one(entrants: list[Entrant], config: dict[str, Any], seed: int, max_cyc
 
 
 def scoreboard_rows(env, order: list[int], entrants: list[Entrant]) -> list[dict[str, Any]]:
-    game, state = env.game, env.game_state
+    game, state = env.game, env.engine_state
     rows = []
     for row in game.scoreboard(state):
         seat = row["seat"]
@@ -187,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
     for k in bar:
         seed = args.seed + k
         env, order = play_one(entrants, config, seed, args.max_cycles)
-        state = env.game_state
+        state = env.engine_state
         rows = scoreboard_rows(env, order, entrants)
         rewards = rank_rewards(state.score, state.strength)
         won = winners(rows)
@@ -218,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
     if args.map_image and last is not None:
         from PIL import Image
 
-        Image.fromarray(last.game.render_rgb(last.game_state)).save(args.map_image)
+        Image.fromarray(last.game.render_rgb(last.engine_state)).save(args.map_image)
         print(f"final map saved to {args.map_image}")
     return entrants
 

@@ -20,6 +20,12 @@ Behaviour shared by every game
   everyone else, and ``infos[agent]["illegal_action"]`` says what happened.
 * ``reset(seed=s)`` is reproducible; ``unwrapped.save_state()`` returns a JSON-compatible dict and
   ``reset(options={"state": saved})`` continues from it exactly. Other option keys are ignored.
+
+Public accessors for tools (runners, self-play, front ends) on the unwrapped environment:
+``game`` (the configured :class:`~envs.core.game.Game`), ``engine_state`` (the full state: never
+hand it to an agent), ``num_steps`` (actions taken this episode), ``cumulative_reward(agent)``,
+``seat_of(agent)`` / ``agent_of(seat)``, ``player_view(agent)``, ``save_state()`` and
+``action_to_string(action)``.
 """
 
 from __future__ import annotations
@@ -81,7 +87,7 @@ class TabletopEnv(AECEnv):
         game = self.game
         n = game.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
-        self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         self._max_steps = self.max_cycles * n
         obs_box = spaces.Box(
             low=game.observation_low,
@@ -95,7 +101,7 @@ class TabletopEnv(AECEnv):
         }
         self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.possible_agents}
         self._zero_mask = np.zeros(game.num_actions, dtype=np.int8)
-        self.state_obj: State | None = None
+        self._state: State | None = None
         self._steps = 0
 
     # ------------------------------------------------------------------------------------------
@@ -111,7 +117,7 @@ class TabletopEnv(AECEnv):
         if saved is not None:
             self._restore(saved)
         else:
-            self.state_obj = self.game.new_initial_state(seed)
+            self._state = self.game.new_initial_state(seed)
             self._steps = 0
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
@@ -123,21 +129,17 @@ class TabletopEnv(AECEnv):
         self._advance()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        state = self.state_obj
-        index = self._agent_index[agent]
-        if agent == self.agent_selection and not state.is_terminal() and not self.truncations.get(agent, False) \
-                and not self.terminations.get(agent, False):
-            mask = state.legal_mask()
-        else:
-            mask = self._zero_mask
-        return {"observation": self.game.observe(state, index), "action_mask": mask.copy()}
+        obs = self._state.seat_observation(self._seat[agent])
+        if self.truncations.get(agent, False) or self.terminations.get(agent, False):
+            obs["action_mask"] = self._zero_mask.copy()
+        return obs
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self.state_obj
+        state = self._state
         num_actions = self.game.num_actions
         if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
             try:
@@ -168,11 +170,11 @@ class TabletopEnv(AECEnv):
 
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
-        if self.state_obj is None:
+        if self._state is None:
             raise RuntimeError("render() called before reset()")
         if self.render_mode == "rgb_array":
-            return self.game.render_rgb(self.state_obj)
-        text = self.game.render_text(self.state_obj)
+            return self.game.render_rgb(self._state)
+        text = self.game.render_text(self._state)
         if self.render_mode == "human":
             print(text, file=sys.stdout)
             return None
@@ -185,11 +187,11 @@ class TabletopEnv(AECEnv):
     # Extras shared by all games
     def player_view(self, agent: str) -> dict[str, Any]:
         """JSON-compatible dict of everything ``agent`` may know (the agents' ``view`` argument)."""
-        return self.state_obj.player_view(self._agent_index[agent])
+        return self._state.player_view(self._seat[agent])
 
     def save_state(self) -> dict[str, Any]:
         """JSON-compatible save of the game and the episode counters; see ``reset(options=...)``."""
-        data = self.game.save(self.state_obj)
+        data = self.game.save(self._state)
         data["env"] = {"steps": self._steps, "max_cycles": self.max_cycles}
         return data
 
@@ -197,9 +199,38 @@ class TabletopEnv(AECEnv):
         return self.game.action_to_string(int(action))
 
     @property
-    def game_state(self) -> State:
+    def engine_state(self) -> State:
         """The engine state (the full, all-knowing state: never hand it to an agent)."""
-        return self.state_obj
+        if self._state is None:
+            raise RuntimeError(f"{self.game.name}: there is no state before reset()")
+        return self._state
+
+    @property
+    def num_steps(self) -> int:
+        """Actions taken in this episode (a restored state continues its saved count)."""
+        return self._steps
+
+    @property
+    def max_steps(self) -> int:
+        """The truncation cap in actions: ``max_cycles`` x number of seats."""
+        return self._max_steps
+
+    def cumulative_reward(self, agent: str) -> float:
+        """``agent``'s return so far this episode (its final return once it is done)."""
+        return float(self._cumulative_rewards[agent])
+
+    def seat_of(self, agent: str) -> int:
+        """Seat index of an agent name: ``"player_2"`` -> 2."""
+        try:
+            return self._seat[agent]
+        except KeyError:
+            raise ValueError(f"{self.game.name}: no agent named {agent!r}; agents: {self.possible_agents}") from None
+
+    def agent_of(self, seat: int) -> str:
+        """Agent name of a seat index: 2 -> ``"player_2"``."""
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < len(self.possible_agents):
+            raise ValueError(f"{self.game.name}: seat must be an integer in [0, {len(self.possible_agents)}), got {seat!r}")
+        return self.possible_agents[seat]
 
     # ------------------------------------------------------------------------------------------
     def _restore(self, saved: Any) -> None:
@@ -210,12 +241,12 @@ class TabletopEnv(AECEnv):
         steps = env_part.get("steps", 0)
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
             raise StateError(f"saved state's env.steps must be an integer >= 0, got {steps!r}")
-        self.state_obj = state
+        self._state = state
         self._steps = steps
 
     def _advance(self) -> None:
         """After a reset or an action: end the episode, or hand the turn to the seat that must act."""
-        state = self.state_obj
+        state = self._state
         if state.is_terminal():
             self._finish(state.returns(), truncated=False)
         elif self._steps >= self._max_steps:
@@ -235,7 +266,7 @@ class TabletopEnv(AECEnv):
         self._deads_step_first()
 
     def _penalize(self, agent: str, action: int) -> None:
-        state = self.state_obj
+        state = self._state
         self.infos[agent] = dict(
             self.infos[agent],
             illegal_action=f"{action} ({self.game.action_to_string(action)}) in phase {state.phase!r}",

@@ -19,6 +19,7 @@ particular game.
 from __future__ import annotations
 
 import abc
+import functools
 import json
 import random
 from typing import Any, ClassVar
@@ -40,6 +41,10 @@ class Game(abc.ABC):
     user's keywords into a complete, JSON-compatible ``config`` dict (raising
     :class:`ConfigError` with the allowed values on anything wrong), and set the instance facts
     ``num_players``, ``num_actions`` and ``observation_shape`` in ``__init__``.
+
+    Every fact about a game is declared here, once: the generic tests, the benchmarks, the agents
+    and the tools read these attributes and nothing else (no module globals, no ``getattr``
+    defaults). A game with teams sets ``num_teams`` in ``__init__`` and overrides :meth:`team_of`.
     """
 
     #: Module name of the environment, e.g. ``"sequence_v0"``.
@@ -53,6 +58,18 @@ class Game(abc.ABC):
     observation_low: ClassVar[float] = 0.0
     observation_high: ClassVar[float] = 1.0
     observation_dtype: ClassVar[type] = np.float32
+    #: Whether a seat's observation leaves out something another seat or the deck knows (hands, deck
+    #: order); the generic tests then prove that changing the hidden part leaves it unchanged.
+    hidden_information: ClassVar[bool] = True
+    #: Named configurations (keyword dicts) that the generic tests, golden files and tools cover.
+    config_families: ClassVar[dict[str, dict[str, Any]]] = {"default": {}}
+    #: Configurations timed by ``python -m benchmarks.run`` (label -> keywords).
+    benchmark_configs: ClassVar[dict[str, dict[str, Any]]] = {"default": {}}
+    #: Random games the generic fuzz test plays per configuration family, the action budget of each,
+    #: and whether random play may fail to finish any of them within that budget.
+    fuzz_games: ClassVar[int] = 40
+    fuzz_max_actions: ClassVar[int] = 3000
+    fuzz_may_not_finish: ClassVar[bool] = False
 
     num_players: int
     num_actions: int
@@ -99,16 +116,36 @@ class Game(abc.ABC):
 
     # ----------------------------------------------------------------------------------------
     # Provided
-    @property
-    def observation_space_shape(self) -> tuple[int, ...]:
-        return tuple(self.observation_shape)
+    @functools.cached_property
+    def num_teams(self) -> int:
+        """Number of sides that share a result. Default: every seat is its own team; a team game
+        assigns ``self.num_teams`` in ``__init__`` and overrides :meth:`team_of`."""
+        return self.num_players
+
+    def team_of(self, seat: int) -> int:
+        """The team (``0 .. num_teams-1``) that ``seat`` plays for. Default: seat ``i`` is team ``i``."""
+        return seat
+
+    def team_seats(self, team: int) -> list[int]:
+        """The seats of ``team``, in seat order."""
+        return [s for s in range(self.num_players) if self.team_of(s) == team]
+
+    def team_returns(self, returns: list[float]) -> list[float]:
+        """Per-team result from per-seat returns: the mean over the team's seats (team-mates always
+        share a result in the games here, so this is also each member's return)."""
+        out = []
+        for t in range(self.num_teams):
+            seats = self.team_seats(t)
+            out.append(sum(returns[s] for s in seats) / len(seats))
+        return out
+
+    @functools.cached_property
+    def _name_to_action(self) -> dict[str, int]:
+        return {self.action_to_string(a): a for a in range(self.num_actions)}
 
     def string_to_action(self, text: str) -> int:
         """Inverse of :meth:`action_to_string`; raises ValueError naming a few valid spellings."""
-        table = getattr(self, "_name_to_action", None)
-        if table is None:
-            table = {self.action_to_string(a): a for a in range(self.num_actions)}
-            self._name_to_action = table
+        table = self._name_to_action
         try:
             return table[text]
         except KeyError:
@@ -209,7 +246,7 @@ class State(abc.ABC):
 
     @abc.abstractmethod
     def _apply(self, action: int) -> None:
-        """Apply an action already known to be legal."""
+        """Apply an action already known to be legal (the public entry is :meth:`apply_unchecked`)."""
 
     @abc.abstractmethod
     def is_terminal(self) -> bool: ...
@@ -244,6 +281,11 @@ class State(abc.ABC):
         """Descriptions of every broken invariant (cards conserved, counts consistent, ...)."""
         return []
 
+    def end_reason(self) -> str | None:
+        """Why the game ended: None while it goes on; ``"rules"`` once terminal by the rules. A game
+        with further ways to end (for example ``"no-progress"``) overrides this."""
+        return "rules" if self.is_terminal() else None
+
     # ----------------------------------------------------------------------------------------
     # Provided
     def legal_mask(self) -> np.ndarray:
@@ -253,7 +295,35 @@ class State(abc.ABC):
         return mask
 
     def legal_actions(self) -> list[int]:
+        """The legal action ids (the move generator of search agents), ascending by default. A game
+        may override this with a faster generator that lists the same set in another order; the
+        generic tests check it against the mask."""
         return np.flatnonzero(self.legal_mask()).tolist()
+
+    def apply_unchecked(self, action: int) -> None:
+        """Apply ``action`` without checking that it is legal: for search agents that take actions
+        from :meth:`legal_actions`. Anything else must use :meth:`apply_action`."""
+        self._mask = None
+        self._apply(action)
+
+    def set_legal_mask(self, mask: np.ndarray | None) -> None:
+        """Store the legal mask when the rules already know it (a clone sharing its original's mask,
+        a precomputed table); None forgets it. Masks are never written in place, so sharing is safe."""
+        self._mask = mask
+
+    def cached_legal_mask(self) -> np.ndarray | None:
+        """The stored legal mask, or None if it has not been computed since the last action."""
+        return self._mask
+
+    def seat_observation(self, seat: int) -> dict[str, np.ndarray]:
+        """What the agent at ``seat`` is handed: ``{"observation": tensor, "action_mask": int8}``,
+        the mask a fresh copy for the seat to act and all zeros for every other seat."""
+        game = self.game
+        if seat == self.current_player():
+            mask = self.legal_mask().copy()
+        else:
+            mask = np.zeros(game.num_actions, dtype=np.int8)
+        return {"observation": game.observe(self, seat), "action_mask": mask}
 
     def apply_action(self, action: int) -> None:
         """Apply ``action`` for the current player, or raise IllegalActionError explaining why not."""

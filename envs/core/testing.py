@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
 
 import numpy as np
 
@@ -44,6 +43,18 @@ def check_state(state: State) -> None:
         p = state.current_player()
         if not 0 <= p < game.num_players:
             raise ContractViolation(f"{game.name}: current player {p} out of range")
+    generated = state.legal_actions()
+    if sorted(generated) != np.flatnonzero(mask).tolist():
+        raise ContractViolation(
+            f"{game.name}: legal_actions() {generated} differs from the mask's {np.flatnonzero(mask).tolist()} "
+            f"in phase {state.phase!r}"
+        )
+    reason = state.end_reason()
+    if state.is_terminal() != (reason is not None) or not (reason is None or isinstance(reason, str) and reason):
+        raise ContractViolation(
+            f"{game.name}: end_reason() is {reason!r} in a {'terminal' if state.is_terminal() else 'live'} state; "
+            "it must be None before the end and a short string once terminal"
+        )
     problems = state.check_invariants()
     if problems:
         raise ContractViolation(f"{game.name}: invariants broken in phase {state.phase!r}: {problems}")
@@ -153,6 +164,3 @@ def check_hidden_information(state: State, rng: random.Random, samples: int = 3)
                 varied = True
     return varied
 
-
-def json_roundtrip(data: Any) -> Any:
-    return json.loads(json.dumps(data))

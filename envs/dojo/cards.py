@@ -15,7 +15,3 @@ DECK_SIZE = sum(CARD_COUNTS)  # 22
 TECNICA = (KIAI, UKE, KAESHI)
 IS_TECNICA = tuple(k in TECNICA for k in range(NUM_KINDS))
 
-
-def full_deck() -> list[int]:
-    """All 22 cards by kind, in kind order (shuffle before use)."""
-    return [k for k, n in enumerate(CARD_COUNTS) for _ in range(n)]

@@ -72,6 +72,24 @@ class DojoGame(Game):
     version = 0
     reward_range = (-1.0, 1.0)
     default_max_cycles = 1000
+    config_families = {
+        "2p": {"num_players": 2},
+        "4p": {"num_players": 4},
+        "8p": {"num_players": 8},
+        "4p-alternatives": {
+            "num_players": 4, "exam_ties_to_defender": True, "exam_best_of_three": True,
+            "exam_defender_own_belt": True, "kiai_bonus": 1, "failed_exam_cost": 1,
+            "fatica_on_stop_only": True, "kumite_first_round": True, "first_player_extra_stripe": True,
+            "short_game": True,
+        },
+    }
+    benchmark_configs = {"2p": {"num_players": 2}, "4p": {"num_players": 4}, "8p": {"num_players": 8}}
+    # Random players almost never reach Brown, so random games rarely end; the generic fuzz test
+    # plays budgeted games, and tests/dojo/test_dojo_env.py adds a step-budgeted fuzz plus
+    # heuristic-agent games that do reach the Final Exam.
+    fuzz_games = 12
+    fuzz_max_actions = 2500
+    fuzz_may_not_finish = True
     observation_low = 0.0
     observation_high = 1.0
 

@@ -271,9 +271,6 @@ class DojoState(State):
         """Whether the turn player may fight seat q (wherever q stands outside a Safe Room)."""
         return not self.med_guard[q] and not self.first_round
 
-    def dojo_open(self, p: int) -> bool:
-        return self.track[p] >= BROWN
-
     def move_dirs(self) -> list[int]:
         """Directions of the legal steps of the turn player's walk (Dojo entry included)."""
         board = self.game.board
@@ -492,7 +489,7 @@ class DojoState(State):
     # ---- turns -----------------------------------------------------------------------------
     def begin_turn(self) -> None:
         """Start the turn of ``turn_player`` (tools and tests that build positions by hand)."""
-        self._mask = None
+        self.set_legal_mask(None)
         self._begin_turn()
 
     def _begin_turn(self) -> None:
@@ -543,7 +540,7 @@ class DojoState(State):
                 code = 0
                 for d in dirs:
                     code |= 1 << d
-                self._mask = self.game.step_masks[code].copy()
+                self.set_legal_mask(self.game.step_masks[code].copy())
                 return
         self._end_walk()
 
@@ -857,7 +854,7 @@ class DojoState(State):
     def clone(self) -> "DojoState":
         other = DojoState.__new__(DojoState)
         other.game = self.game
-        other._mask = self._mask
+        other.set_legal_mask(self.cached_legal_mask())
         other.n = self.n
         other.corners = self.corners
         other.rng = random.Random.__new__(random.Random)  # skip seeding from the OS
@@ -1052,7 +1049,7 @@ def from_position(
     state.turn_index = -1 if first_round else n - 1
     state.main_phase = "move"
     state.dice_script = list(dice)
-    state._mask = None
+    state.set_legal_mask(None)
     if begin:
         state._begin_turn()
     return state

@@ -137,6 +137,18 @@ class PansTrialGame(Game):
     version = 0
     reward_range = (-1.0, 1.0)
     default_max_cycles = 500
+    config_families = {
+        "default": {},
+        "no-draft": {"draft": False},
+        "variant": {
+            "trump_order": ["weapons", "ballista", "traps", "walls"],
+            "first_player": 0,
+            "damage_threshold": 15,
+        },
+    }
+    benchmark_configs = {"default": {}}
+    fuzz_games = 40
+    fuzz_max_actions = 3000
     observation_low = 0.0
     observation_high = 1.0
 

@@ -233,10 +233,10 @@ class PansTrialState(State):
         o = PansTrialState.__new__(PansTrialState)
         o.game = self.game
         if share_rng:
-            o._mask = None
+            o.set_legal_mask(None)
             o.rng = self.rng
         else:
-            o._mask = self._mask
+            o.set_legal_mask(self.cached_legal_mask())
             o.rng = random.Random()
             o.rng.setstate(self.rng.getstate())
         o.board = self.board[:]
@@ -371,7 +371,7 @@ class PansTrialState(State):
         self.winner = None if w is None else int(w)
         if self.winner not in (None, 0, 1, DRAW):
             raise ValueError(f"winner must be null, 0, 1 or {DRAW}")
-        self._mask = None
+        self.set_legal_mask(None)
         self._touch()
 
     def check_invariants(self) -> list[str]:
@@ -455,7 +455,53 @@ class PansTrialState(State):
         return True
 
     # ------------------------------------------------------------------------------------------
-    # Legal mask
+    # Move generator (plain Python, for search agents) and legal mask
+    def legal_actions(self) -> list[int]:
+        """The legal actions (the same set as the mask), generated without building the mask; hand
+        and pile decisions are listed in hand or pile order."""
+        if self.winner is not None:
+            return []
+        st, p = self.stage, self.actor
+        role, board = self.suit_role, self.board
+        if st == TRAVERSE:
+            if self.forced[p] > 0:
+                return [A_PASS]
+            out = []
+            here = self.pos[p]
+            for d, n in enumerate(NEIGH[here]):
+                c = board[n]
+                if c < 0 or role[SUIT_OF[c]] != WALLS:
+                    out.append(d)
+            c = board[here]
+            if c >= 0:
+                r = role[SUIT_OF[c]]
+                if r == TRAPS or r == WEAPONS or (r == BALLISTA and self.ballista_targets(here)):
+                    out.append(A_INTERACT)
+            return out or [A_PASS]
+        if st == TARGET:
+            return [A_TARGET + t for t in self.ballista_targets(self.pos[p])]
+        if st == COMBAT:
+            return [A_STRIKE + c for c in self.hands[p] if role[SUIT_OF[c]] == WEAPONS]
+        if st == APPEASE:
+            return [A_APPEASE + c for c in self.hands[p]]
+        if st == REQUEST:
+            return [A_REQUEST + r for r in range(4) if self.request_available(r)]
+        if st == RESTRUCTURE_PICK:
+            return list(range(A_RESTRUCTURE, A_SHIFT))
+        if st == SHIFT_PICK:
+            return list(range(A_SHIFT, A_TARGET))
+        if st == STEAL_MINE:
+            return [A_STEAL_MINE + c for c in self.damage[p]]
+        if st == STEAL_THEIRS:
+            return [A_STEAL_THEIRS + c for c in self.damage[1 - p]]
+        if st == PLACE:
+            holes = self.open_holes()
+            return [A_PLACE + 36 * k + h for k in (0, 1) if self.pending[k] >= 0 for h in holes]
+        if st == DRAFT:
+            kings_left = MAX_KINGS - sum(1 for h in self.hands for c in h if IS_KING[c])
+            return [A_DRAFT + c for c in self.pool if kings_left > 0 or not IS_KING[c]]
+        return []
+
     def _legal_mask(self) -> np.ndarray:
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         if self.winner is not None:

@@ -56,11 +56,19 @@ class SequenceGame(Game):
     version = 0
     reward_range = (-1.0, 1.0)
     default_max_cycles = 500
+    config_families = {
+        "2p": {},
+        "2x2": {"players_per_team": 2},
+        "3teams": {"num_teams": 3},
+        "3x2-generated-nodead": {"num_teams": 3, "players_per_team": 2, "layout": "generated", "dead_cards": False},
+    }
+    benchmark_configs = {"2 players": {}, "2 teams of 2": {"players_per_team": 2}, "3 teams": {"num_teams": 3}}
+    fuzz_games = 60
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
         cfg = self.config
-        self.num_teams = cfg["num_teams"]
+        self.num_teams = cfg["num_teams"]  # seat i plays for team i % num_teams (team_of)
         self.num_players = cfg["num_teams"] * cfg["players_per_team"]
         self.num_actions = NUM_ACTIONS
         self.observation_shape = (OBS_SIZE,)
@@ -77,6 +85,9 @@ class SequenceGame(Game):
         self._corner_plane[list(CORNER_SQUARES)] = 1.0
         self._zero_plane = np.zeros(NUM_SQUARES, dtype=np.float32)
 
+
+    def team_of(self, seat: int) -> int:
+        return seat % self.num_teams
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
         self.reject_unknown(config, DEFAULTS)
         cfg = dict(DEFAULTS, **config)

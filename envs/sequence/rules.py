@@ -263,7 +263,7 @@ class SequenceState(State):
         """Replace a hand (for tools and tests; the caller keeps the card counts conserved)."""
         self.hands[player] = list(cards)
         self.hand_counts[player] = np.bincount(cards, minlength=52) * 0.5 if cards else 0.0
-        self._mask = None
+        self.set_legal_mask(None)
 
     def _take(self, player: int, card: int) -> None:
         self.hands[player].remove(card)
@@ -370,7 +370,7 @@ class SequenceState(State):
     def clone(self) -> SequenceState:
         other = SequenceState.__new__(SequenceState)
         other.game = self.game
-        other._mask = self._mask
+        other.set_legal_mask(self.cached_legal_mask())
         other.layout = self.layout
         other.num_teams = self.num_teams
         other.num_players = self.num_players

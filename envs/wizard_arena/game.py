@@ -60,6 +60,17 @@ class WizardArenaGame(Game):
     version = 0
     reward_range = (-1.0, 1.0)
     default_max_cycles = 400
+    config_families = {
+        "6bots": {},
+        "2bots": {"num_bots": 2, "map_size": 8},
+        "16bots": {"num_bots": 16},
+        "no-health": {"health": 0, "gary_roams": True},
+    }
+    # Perfect information: only the random generator's future is unknown to the seats.
+    hidden_information = False
+    benchmark_configs = {"6 bots": {}, "16 bots": {"num_bots": 16}}
+    fuzz_games = 12
+    fuzz_max_actions = 1500
     observation_low = 0.0
     observation_high = 1.0
 

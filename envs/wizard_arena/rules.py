@@ -672,7 +672,7 @@ class ArenaState(State):
     def clone(self) -> ArenaState:
         other = object.__new__(ArenaState)
         other.game = self.game
-        other._mask = self._mask
+        other.set_legal_mask(self.cached_legal_mask())
         other.map = self.map
         other.n = self.n
         other.health = self.health
@@ -831,7 +831,7 @@ class ArenaState(State):
         if not isinstance(data["respawned"], bool):
             raise TypeError("respawned must be a boolean")
         self.respawned = data["respawned"]
-        self._mask = None
+        self.set_legal_mask(None)
 
     # -----------------------------------------------------------------------------------------
     def check_invariants(self) -> list[str]:

@@ -62,7 +62,7 @@ def test_heuristic_games_reach_the_exam_and_keep_invariants():
         g = dojo.Game(num_players=n, exam_best_of_three=(seed == 1))
         seats = [agents.make("dojo_v0/heuristic-v1", seed=seed * 10 + i) for i in range(n)]
         for i, a in enumerate(seats):
-            a.reset(i, g.config)
+            a.reset(i, g)
         state = g.new_initial_state(seed)
         steps = 0
         while not state.is_terminal() and steps < 8000:
@@ -85,7 +85,7 @@ def test_rewards_zero_sum_and_truncation_gives_zero():
     while env.agents:
         a = env.agent_selection
         if env.terminations[a] or env.truncations[a]:
-            assert env._cumulative_rewards[a] == 0
+            assert env.unwrapped.cumulative_reward(a) == 0
             env.step(None)
             continue
         legal = np.flatnonzero(env.observe(a)["action_mask"])

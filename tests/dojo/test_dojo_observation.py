@@ -76,7 +76,7 @@ def test_observation_matches_reference_encoder():
         game = dojo.Game(num_players=n)
         seats = [agents.make(f"dojo_v0/{kind}", seed=i) for i in range(n)]
         for i, a in enumerate(seats):
-            a.reset(i, game.config)
+            a.reset(i, game)
         state = game.new_initial_state(n)
         rng = random.Random(n)
         for step in range(1500):

@@ -6,7 +6,7 @@ from pt_builder import build, card, sq
 
 import agents
 import envs.pans_trial_v0 as pt
-from agents.play import play_game
+from agents.runner import play_game
 from envs.pans_trial import rules as R
 
 AGENT = "pans_trial_v0/experienced-v1"
@@ -14,7 +14,7 @@ AGENT = "pans_trial_v0/experienced-v1"
 
 def decide(state, seat=0, seed=0):
     assert state.current_player() == seat
-    return agents.play.decide(AGENT, state, seed=seed)
+    return agents.runner.decide(AGENT, state, seed=seed)
 
 
 def test_registered():

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+
 import pytest
 from pt_builder import build, card
 
 import agents
 import envs.pans_trial_v0 as pt
-from agents.pans_trial import _clone, _legal, h_evaluate
-from agents.play import play_game
+from agents.pans_trial import _clone, h_evaluate
+from agents.runner import play_game
 from envs.pans_trial import rules as R
 
 AGENT = "pans_trial_v0/heuristic-v1"
@@ -28,7 +30,7 @@ EMPTY = """
 
 def decide(state, seed=0, agent_id=AGENT):
     """What a fresh agent plays for the seat to act in ``state``; it sees only observation + view."""
-    return agents.play.decide(agent_id, state, seed=seed)
+    return agents.runner.decide(agent_id, state, seed=seed)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -42,9 +44,9 @@ def test_registered():
         assert agents.describe(agent_id)
 
 
-@pytest.mark.parametrize("family", sorted(pt.CONFIGS))
+@pytest.mark.parametrize("family", sorted(pt.Game.config_families))
 def test_plays_whole_games_legally(family):
-    config = pt.CONFIGS[family]
+    config = pt.Game.config_families[family]
     for seed in range(3):
         seats = [agents.make(AGENT, seed=seed), agents.make("pans_trial_v0/random-v0", seed=seed)]
         if seed % 2:
@@ -58,18 +60,20 @@ def test_plays_whole_games_legally(family):
 
 
 def test_own_legal_actions_and_clone_match_the_engine():
-    """The search's plain-Python move generator and light clone agree with the engine everywhere."""
+    """The engine's plain-Python move generator and the search's light clone agree with the mask
+    and the checked path everywhere."""
     game = pt.Game()
     rng = random.Random(5)
     stages = set()
     for seed in range(30):
         s = game.new_initial_state(seed)
         while not s.is_terminal():
-            assert sorted(_legal(s)) == s.legal_actions(), (R.PHASE_NAMES[s.stage], s.to_dict())
+            assert sorted(s.legal_actions()) == np.flatnonzero(s.legal_mask()).tolist(), (
+                R.PHASE_NAMES[s.stage], s.to_dict())
             stages.add(s.stage)
-            a = rng.choice(s.legal_actions())
+            a = rng.choice(sorted(s.legal_actions()))
             c = _clone(s)
-            c._apply(a)
+            c.apply_unchecked(a)
             s.apply_action(a)
             assert c.to_dict() == {**s.to_dict(), "rng": c.to_dict()["rng"]}
     assert {R.DRAFT, R.TRAVERSE, R.TARGET, R.COMBAT, R.APPEASE, R.REQUEST, R.PLACE} <= stages

@@ -494,7 +494,7 @@ def test_max_cycles_truncates():
         env.step(int(np.flatnonzero(mask)[0]))
         steps += 1
     assert steps == 10 and all(env.truncations.values())
-    assert all(r == 0 for r in env._cumulative_rewards.values())
+    assert all(env.unwrapped.cumulative_reward(a) == 0 for a in env.agents)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -576,7 +576,7 @@ def test_save_restore_round_trip_mid_appeasing(game):
 
 
 def test_observation_cache_matches_a_fresh_encoding():
-    for config in pt.CONFIGS.values():
+    for config in pt.Game.config_families.values():
         g = pt.Game(**config)
         rng = random.Random(5)
         for seed in range(6):

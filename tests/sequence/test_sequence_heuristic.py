@@ -27,7 +27,7 @@ def sq(r, c):
 
 def decide(state, seed=0, agent_id=HEURISTIC):
     """What a freshly made agent plays for the seat to act in ``state`` (sees only obs + view)."""
-    return agents.play.decide(agent_id, state, seed=seed)
+    return agents.runner.decide(agent_id, state, seed=seed)
 
 
 def name(state, action):
@@ -165,7 +165,7 @@ def test_decisions_are_fast():
 
     game = SequenceGame(num_teams=3)
     bot = agents.make(HEURISTIC, seed=0)
-    bot.reset(0, game.config)
+    bot.reset(0, game)
     state = game.new_initial_state(5)
     rng = random.Random(5)
     for _ in range(60):
@@ -174,7 +174,7 @@ def test_decisions_are_fast():
     seat = state.current_player()
     observation = {"observation": game.observe(state, seat), "action_mask": state.legal_mask()}
     view = state.player_view(seat)
-    bot.reset(seat, game.config)
+    bot.reset(seat, game)
     start = time.perf_counter()
     for _ in range(200):
         bot.act(observation, view)

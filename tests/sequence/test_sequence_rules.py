@@ -92,7 +92,7 @@ def test_hand_sizes_follow_the_table(teams, ppt, hand):
 def test_seats_are_dealt_round_robin_into_teams():
     env = envs.sequence_v0.raw_env(num_teams=3, players_per_team=2)
     env.reset(seed=0)
-    state = env.unwrapped.game_state
+    state = env.unwrapped.engine_state
     assert [state.team_of(p) for p in range(6)] == [0, 1, 2, 0, 1, 2]
     # team-mates are never adjacent, including across the wrap from the last seat to the first
     assert all(state.team_of(p) != state.team_of((p + 1) % 6) for p in range(6))

@@ -40,7 +40,7 @@ def test_heuristic_plays_legal_games_and_outscores_random_players():
 def test_heuristic_challenges_gary_only_on_good_odds():
     bot = agents.make("wizard_arena_v0/heuristic-v1", seed=0)
     game = WizardArenaGame(num_bots=2)
-    bot.reset(0, game.config)
+    bot.reset(0, game)
     state = game.new_initial_state(1)
     view = state.player_view(0)
     view["phase"] = "gary"
@@ -56,6 +56,6 @@ def test_heuristic_challenges_gary_only_on_good_odds():
     view["strength_tenths"] = [20, 10]
     view["hp"] = [10, 10]
     assert bot.act(obs, view) == 11  # 24.5%, but a loss only costs HP while 10 remain
-    bot.reset(0, WizardArenaGame(num_bots=2, health=0).config)
+    bot.reset(0, WizardArenaGame(num_bots=2, health=0))
     view["hp"] = [0, 0]
     assert bot.act(obs, view) == 12  # without health a loss costs 2 score: needs better than even

@@ -672,10 +672,10 @@ def test_env_selects_only_living_solos_and_leaders_and_pays_everyone_at_the_end(
         while env.agents:
             agent = env.agent_selection
             if env.terminations[agent] or env.truncations[agent]:
-                rewards[agent] = env._cumulative_rewards[agent]
+                rewards[agent] = env.unwrapped.cumulative_reward(agent)
                 env.step(None)
                 continue
-            state = env.unwrapped.game_state
+            state = env.unwrapped.engine_state
             seat = int(agent.split("_")[1])
             assert state.alive[seat]
             if state.phase == ALLY:
@@ -684,7 +684,7 @@ def test_env_selects_only_living_solos_and_leaders_and_pays_everyone_at_the_end(
                 assert state.leader_of[seat] == seat
             legal = np.flatnonzero(env.observe(agent)["action_mask"])
             env.step(int(legal[rng.randrange(len(legal))]))
-        state = env.unwrapped.game_state
+        state = env.unwrapped.engine_state
         assert len(rewards) == 5 and sum(rewards.values()) == pytest.approx(0.0)
         expected = rank_rewards(state.score, state.strength)
         assert [rewards[f"player_{i}"] for i in range(5)] == pytest.approx(expected)
