@@ -17,7 +17,7 @@ Rewards             at the end only, for every seat, dead or alive: 1 − 2·(ra
 Truncation          after ``max_cycles`` (default 400) × n actions in total
 Rules               ``envs/wizard_arena/RULES.md``
 Players             ``wizard_arena_v0/random-v0``, ``wizard_arena_v0/heuristic-v1`` (``agents/wizard_arena.py``)
-Tournament          ``python -m training.tournament --bot NAME=AGENT_ID … -H 10 --games 20``
+Tournament          ``python -m tools.tournament --bot NAME=AGENT_ID … -H 10 --games 20``
 ==================  ===========================================================================
 
 Action encoding

@@ -11,7 +11,9 @@ from collections import Counter
 import pytest
 
 import envs
+from agents.scoring import score_teams
 from training import evaluate as ev
+from training import matches as m
 from training.stats import bradley_terry, expected_score, pairwise_table, wilson_interval
 
 RANDOM = "sequence_v0/random-v0"
@@ -86,14 +88,14 @@ def test_pairwise_table_is_antisymmetric():
 
 def test_two_teams_of_two_share_one_agent_per_team_and_alternate_sides():
     config = {"players_per_team": 2}
-    players, teams = ev.table_facts("sequence_v0", config)
+    players, teams = m.table_facts("sequence_v0", config)
     assert (players, teams) == (4, 2)
-    tasks, counts = ev.schedule("sequence_v0", config, [(HEURISTIC, RANDOM)], games=8, seed=5)
+    tasks, counts = m.schedule("sequence_v0", config, [(HEURISTIC, RANDOM)], games=8, seed=5)
     assert counts == [8]
     sides = Counter()
     deals = Counter()
     for task in tasks:
-        seats = ev.seat_agents(task.teams, players)
+        seats = m.seat_agents(task.teams, m.table_game("sequence_v0", config))
         assert seats[0] == seats[2] and seats[1] == seats[3] and seats[0] != seats[1]
         sides[(seats[0], "team 0")] += 1
         sides[(seats[1], "team 1")] += 1
@@ -106,13 +108,13 @@ def test_two_teams_of_two_share_one_agent_per_team_and_alternate_sides():
 
 def test_three_teams_rotate_the_lone_agent_over_every_side_and_round_up():
     config = {"num_teams": 3, "players_per_team": 2}
-    players, teams = ev.table_facts("sequence_v0", config)
+    players, teams = m.table_facts("sequence_v0", config)
     assert (players, teams) == (6, 3)
-    tasks, counts = ev.schedule("sequence_v0", config, [(HEURISTIC, RANDOM, RANDOM)], games=4)
+    tasks, counts = m.schedule("sequence_v0", config, [(HEURISTIC, RANDOM, RANDOM)], games=4)
     assert counts == [6]  # rounded up to two full cycles of the three orderings
     hero_side = Counter()
     for task in tasks:
-        seats = ev.seat_agents(task.teams, players)
+        seats = m.seat_agents(task.teams, m.table_game("sequence_v0", config))
         for s in range(players):
             assert seats[s] == seats[s % 3]  # seat -> team is seat % num_teams
         hero_side[seats.index(HEURISTIC)] += 1
@@ -121,41 +123,56 @@ def test_three_teams_rotate_the_lone_agent_over_every_side_and_round_up():
 
 
 def test_round_robin_lineups():
-    assert ev.round_robin(["a", "b", "c"], 2) == [("a", "b"), ("a", "c"), ("b", "c")]
-    three = ev.round_robin(["a", "b"], 3)
+    assert m.round_robin(["a", "b", "c"], 2) == [("a", "b"), ("a", "c"), ("b", "c")]
+    three = m.round_robin(["a", "b"], 3)
     assert three == [("a", "b", "b"), ("b", "a", "a")]
     with pytest.raises(ValueError):
-        ev.round_robin(["a", "a"], 2)
-    assert len(ev.orderings(("a", "b", "c"))) == 6
+        m.round_robin(["a", "a"], 2)
+    assert len(m.orderings(("a", "b", "c"))) == 6
 
 
 def test_results_do_not_depend_on_the_number_of_workers():
     lineups = [(HEURISTIC, RANDOM)]
-    one = ev.evaluate("sequence_v0", lineups, games=4, workers=1, progress=False)
-    two = ev.evaluate("sequence_v0", lineups, games=4, workers=2, progress=False)
+    one = m.evaluate("sequence_v0", lineups, games=4, workers=1, progress=False)
+    two = m.evaluate("sequence_v0", lineups, games=4, workers=2, progress=False)
     assert one["games"] == two["games"]
 
 
 def test_spawned_workers_rebuild_agents_from_ids_and_seeds():
     lineups = [(NOISY, RANDOM)]
-    inline = ev.evaluate("sequence_v0", lineups, games=2, workers=1, progress=False)
-    spawned = ev.evaluate("sequence_v0", lineups, games=2, workers=2, progress=False, start_method="spawn")
+    inline = m.evaluate("sequence_v0", lineups, games=2, workers=1, progress=False)
+    spawned = m.evaluate("sequence_v0", lineups, games=2, workers=2, progress=False, start_method="spawn")
     assert inline["games"] == spawned["games"]
 
 
 def test_time_budget_keeps_whole_rotation_cycles_only():
-    tasks, _ = ev.schedule("sequence_v0", {"num_teams": 3}, [(HEURISTIC, RANDOM, RANDOM)], games=30)
-    assert ev.play_all(tasks, progress=False, budget_s=0.0) == []  # nothing starts after the deadline
-    report = ev.evaluate("sequence_v0", [(HEURISTIC, RANDOM, RANDOM)], games=3000, config={"num_teams": 3},
+    tasks, _ = m.schedule("sequence_v0", {"num_teams": 3}, [(HEURISTIC, RANDOM, RANDOM)], games=30)
+    assert m.play_all(tasks, progress=False, budget_s=0.0) == []  # nothing starts after the deadline
+    report = m.evaluate("sequence_v0", [(HEURISTIC, RANDOM, RANDOM)], games=3000, config={"num_teams": 3},
                          progress=False, budget_s=1.0)
     played = report["games_per_lineup"][0]
     assert 0 < played < 3000 and played % 3 == 0
     sides = Counter(g["teams"].index(HEURISTIC) for g in report["games"])
     assert sides[0] == sides[1] == sides[2]
+    assert report["games_scheduled_per_lineup"] == [3000] and "time budget" in report["stop_reason"]
+
+
+def test_time_budget_gives_every_lineup_of_a_game_the_same_count():
+    lineups = [(HEURISTIC, RANDOM), (NOISY, RANDOM), (HEURISTIC, NOISY)]
+    tasks, counts = m.schedule("sequence_v0", {}, lineups, games=40)
+    assert counts == [40, 40, 40]
+    # when the deadline struck: lineup 0 had 3 whole cycles, lineup 1 two, lineup 2 one and a half
+    whole = {0: 3, 1: 2, 2: 1}
+    results = [{"lineup": t.lineup_index, "index": t.game_index} for t in tasks
+               if t.cycle < whole[t.lineup_index] or (t.lineup_index == 2 and t.cycle == 1 and t.game_index % 2 == 0)]
+    kept = m.equal_cut(tasks, results)
+    assert Counter(r["lineup"] for r in kept) == {0: 2, 1: 2, 2: 2}
+    for li in range(3):  # each kept lineup is one whole cycle: both seat orders of one deal
+        assert sorted(r["index"] for r in kept if r["lineup"] == li) == [0, 1]
 
 
 def test_the_heuristic_team_is_the_one_that_wins_in_team_games():
-    report = ev.evaluate("sequence_v0", [(HEURISTIC, RANDOM)], games=6, config={"players_per_team": 2},
+    report = m.evaluate("sequence_v0", [(HEURISTIC, RANDOM)], games=6, config={"players_per_team": 2},
                          progress=False)
     line = {a["agent"]: a for a in report["lineups"][0]["agents"]}
     assert line[HEURISTIC]["wins"] >= 5 and line[RANDOM]["losses"] >= 5
@@ -168,28 +185,28 @@ def test_the_heuristic_team_is_the_one_that_wins_in_team_games():
 
 
 def test_scoring_rules():
-    assert ev.score_game([1.0, -1.0], truncated=False) == ([0], [1.0, 2.0])
-    assert ev.score_game([0.0, 0.0], truncated=False) == ([], [1.5, 1.5])  # a drawn game
-    assert ev.score_game([0.0, 0.0], truncated=True)[0] == []
-    assert ev.score_game([-1.0, 1.0, -1.0], truncated=False) == ([1], [2.5, 1.0, 2.5])
-    assert ev.score_game([0.0, 0.0, 0.0], truncated=False)[0] == []  # all tied: nobody wins
-    assert ev.score_game([5.0, 2.0, 0.0], truncated=True) == ([], [2.0, 2.0, 2.0])  # multi: no win
+    assert score_teams([1.0, -1.0], decided=True) == ([0], [1.0, 2.0])
+    assert score_teams([0.0, 0.0], decided=True) == ([], [1.5, 1.5])  # a drawn game
+    assert score_teams([0.0, 0.0], decided=False)[0] == []
+    assert score_teams([-1.0, 1.0, -1.0], decided=True) == ([1], [2.5, 1.0, 2.5])
+    assert score_teams([0.0, 0.0, 0.0], decided=True)[0] == []  # all tied: nobody wins
+    assert score_teams([5.0, 2.0, 0.0], decided=False) == ([], [2.0, 2.0, 2.0])  # multi: no win
 
 
 def test_pairwise_comparisons_skip_team_mates_of_one_agent():
     game = {"teams": [HEURISTIC, RANDOM, RANDOM], "team_returns": [-1.0, 1.0, -1.0], "truncated": False}
-    assert ev.pairwise_outcomes(game) == [(HEURISTIC, RANDOM, 0.0), (HEURISTIC, RANDOM, 0.5)]
-    assert ev.pairwise_outcomes(dict(game, truncated=True)) == [(HEURISTIC, RANDOM, 0.5)] * 2
+    assert m.pairwise_outcomes(game) == [(HEURISTIC, RANDOM, 0.0), (HEURISTIC, RANDOM, 0.5)]
+    assert m.pairwise_outcomes(dict(game, truncated=True)) == [(HEURISTIC, RANDOM, 0.5)] * 2
     two = {"teams": [RANDOM, HEURISTIC], "team_returns": [-1.0, 1.0], "truncated": False}
-    assert ev.pairwise_outcomes(two) == [(RANDOM, HEURISTIC, 0.0)]
-    assert ev.pairwise_outcomes(dict(two, team_returns=[0.0, 0.0])) == [(RANDOM, HEURISTIC, 0.5)]
+    assert m.pairwise_outcomes(two) == [(RANDOM, HEURISTIC, 0.0)]
+    assert m.pairwise_outcomes(dict(two, team_returns=[0.0, 0.0])) == [(RANDOM, HEURISTIC, 0.5)]
 
 
 @pytest.mark.parametrize("config", [{}, {"num_teams": 3}], ids=["2p", "3teams"])
 def test_truncated_games_are_draws_not_wins(config):
-    players, teams = ev.table_facts("sequence_v0", config)
+    players, teams = m.table_facts("sequence_v0", config)
     lineup = (HEURISTIC,) + (RANDOM,) * (teams - 1)
-    report = ev.evaluate("sequence_v0", [lineup], games=teams * 2, config=dict(config, max_cycles=1),
+    report = m.evaluate("sequence_v0", [lineup], games=teams * 2, config=dict(config, max_cycles=1),
                          progress=False)
     assert all(g["truncated"] for g in report["games"])
     for line in report["lineups"][0]["agents"]:

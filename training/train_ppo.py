@@ -121,10 +121,12 @@ def evaluate_policy(model, args: Args, config: dict[str, Any], games: int, seed:
     are scored like the evaluation harness: a win is first place for the policy's team (shared if
     tied), a draw is a truncated game or one in which every team ties, anything else is a loss.
     """
-    from training.evaluate import score_game, table_facts
+    from agents.scoring import score_game
+    from training.matches import table_game
 
     results = {}
-    n_seats, n_teams = table_facts(args.game, config)
+    game = table_game(args.game, config)
+    n_seats = game.num_players
     for kind in args.eval_opponents:
         wins = draws = losses = 0
         for g in range(games):
@@ -132,9 +134,8 @@ def evaluate_policy(model, args: Args, config: dict[str, Any], games: int, seed:
             seats = [agents.make(f"{args.game}/{kind}", seed=seed + 1000 * g + i) for i in range(n_seats)]
             seats[learner_seat] = PolicyAgent(args.game, seed=seed + g, model=model)
             record = agents.play_game(args.game, seats, seed=seed + g, config=config)
-            team_returns = [record.returns[t] for t in range(n_teams)]  # seat t is on team t
-            winners, _ranks = score_game(team_returns, record.truncated)
-            if learner_seat % n_teams in winners:
+            winners = score_game(game, record).winners
+            if game.team_of(learner_seat) in winners:
                 wins += 1
             elif not winners:
                 draws += 1

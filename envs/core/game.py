@@ -67,6 +67,9 @@ class Game(abc.ABC):
     benchmark_configs: ClassVar[dict[str, dict[str, Any]]] = {"default": {}}
     #: Random games the generic fuzz test plays per configuration family, the action budget of each,
     #: and whether random play may fail to finish any of them within that budget.
+    #: Rule variants a designer compares against the default (label -> config keywords), used by
+    #: ``python -m tools.simulate``; when empty, the simulator flips every boolean keyword.
+    rule_variants: ClassVar[dict[str, dict[str, Any]]] = {}
     fuzz_games: ClassVar[int] = 40
     fuzz_max_actions: ClassVar[int] = 3000
     fuzz_may_not_finish: ClassVar[bool] = False
@@ -103,6 +106,10 @@ class Game(abc.ABC):
     @abc.abstractmethod
     def action_to_string(self, action: int) -> str:
         """A short, stable, human-readable name for an action id."""
+
+    def play_statistics(self, state: State) -> dict[str, float]:
+        """Counts a game designer looks at in a finished game (turns, fights, ...); default none."""
+        return {}
 
     def render_text(self, state: State) -> str:
         """A text picture of the state (used by the ``ansi`` and ``human`` render modes)."""

@@ -87,6 +87,18 @@ class DojoGame(Game):
     # Random players almost never reach Brown, so random games rarely end; the generic fuzz test
     # plays budgeted games, and tests/dojo/test_dojo_env.py adds a step-budgeted fuzz plus
     # heuristic-agent games that do reach the Final Exam.
+    rule_variants = {
+        "short_game": {"short_game": True},
+        "exam_ties_to_defender": {"exam_ties_to_defender": True},
+        "exam_best_of_three": {"exam_best_of_three": True},
+        "exam_defender_own_belt": {"exam_defender_own_belt": True},
+        "kiai_bonus=1": {"kiai_bonus": 1},
+        "failed_exam_cost=0": {"failed_exam_cost": 0},
+        "failed_exam_cost=1": {"failed_exam_cost": 1},
+        "fatica_on_stop_only": {"fatica_on_stop_only": True},
+        "kumite_first_round": {"kumite_first_round": True},
+        "first_player_extra_stripe": {"first_player_extra_stripe": True},
+    }
     fuzz_games = 12
     fuzz_max_actions = 2500
     fuzz_may_not_finish = True
@@ -346,6 +358,13 @@ class DojoGame(Game):
         return self._names[action]
 
     # ------------------------------------------------------------------------------------------
+    def play_statistics(self, state: DojoState) -> dict[str, float]:
+        stats = state.stats
+        return {
+            "turns": stats["turns"], "rounds": stats["turns"] / state.n, "exam_attempts": stats["exam_attempts"],
+            "kumite": stats["kumite"], "cards": stats["cards"],
+        }
+
     def render_text(self, state: DojoState) -> str:
         b = self.board
         grid = []

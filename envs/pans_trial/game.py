@@ -147,6 +147,10 @@ class PansTrialGame(Game):
         },
     }
     benchmark_configs = {"default": {}}
+    rule_variants = {
+        "no draft": {"draft": False},
+        "weapons trump": {"trump_order": ["weapons", "ballista", "traps", "walls"]},
+    }
     fuzz_games = 40
     fuzz_max_actions = 3000
     observation_low = 0.0

@@ -63,6 +63,11 @@ class SequenceGame(Game):
         "3x2-generated-nodead": {"num_teams": 3, "players_per_team": 2, "layout": "generated", "dead_cards": False},
     }
     benchmark_configs = {"2 players": {}, "2 teams of 2": {"players_per_team": 2}, "3 teams": {"num_teams": 3}}
+    rule_variants = {
+        "no dead cards": {"dead_cards": False},
+        "generated layout": {"layout": "generated"},
+        "one sequence wins": {"sequences_to_win": 1},
+    }
     fuzz_games = 60
 
     def __init__(self, **config: Any) -> None:
@@ -119,7 +124,7 @@ class SequenceGame(Game):
         for _ in range(self.hand_size):
             for p in range(self.num_players):
                 state.hands[p].append(state.deck.pop())
-        state._rebuild_mirrors()
+        state.rebuild_mirrors()
         return state
 
     def state_from_dict(self, data: dict[str, Any]) -> SequenceState:

@@ -287,7 +287,9 @@ class SequenceState(State):
             planes[value, sq] = 1.0
         self.board[sq] = value
 
-    def _rebuild_mirrors(self) -> None:
+    def rebuild_mirrors(self) -> None:
+        """Recompute the board planes and hand counts mirrored from the board and hands (after dealing
+        or loading; moves keep them up to date)."""
         self.planes = np.zeros((4, NUM_SQUARES), dtype=np.float32)
         for sq, v in enumerate(self.board):
             if v == EMPTY:
@@ -428,7 +430,7 @@ class SequenceState(State):
         if len(sequences) != state.num_teams:
             raise StateError(f"expected sequences for {state.num_teams} teams, got {len(sequences)}")
         state.sequences = sequences
-        state._rebuild_mirrors()
+        state.rebuild_mirrors()
         player = data["player"]
         if not isinstance(player, int) or not 0 <= player < state.num_players:
             raise StateError(f"player must be a seat in 0..{state.num_players - 1}, got {player!r}")
@@ -511,7 +513,7 @@ def from_text(game, rows: list[str], hands: dict[int, list[str]] | None = None, 
     for team, seqs in (sequences or {}).items():
         for s in seqs:
             state.sequences[team].append(list(s))
-    state._rebuild_mirrors()
+    state.rebuild_mirrors()
     pool = [k for k in range(52) for _ in range(2)]
     for h in state.hands:
         for k in h:

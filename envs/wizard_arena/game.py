@@ -69,6 +69,10 @@ class WizardArenaGame(Game):
     # Perfect information: only the random generator's future is unknown to the seats.
     hidden_information = False
     benchmark_configs = {"6 bots": {}, "16 bots": {"num_bots": 16}}
+    rule_variants = {
+        "no health": {"health": 0},
+        "Gary roams": {"gary_roams": True},
+    }
     fuzz_games = 12
     fuzz_max_actions = 1500
     observation_low = 0.0
@@ -146,11 +150,11 @@ class WizardArenaGame(Game):
         arena = self._intern(arena)
         state = ArenaState(self, arena, rng)
         for i in range(state.n):
-            cells = state._free_cells(avoid_crowd=True)
+            cells = state.free_cells(avoid_crowd=True)
             cell = cells[rng.randrange(len(cells))]
             state.pos[i] = cell
             state.occ[cell] = i
-        cells = state._free_cells(avoid_crowd=False)
+        cells = state.free_cells(avoid_crowd=False)
         state.gary = cells[rng.randrange(len(cells))]
         return state
 
@@ -268,7 +272,7 @@ class WizardArenaGame(Game):
         if not alive[player]:
             a[plane[1] + here] = 1.0
             a[local[1] + LOCAL_RADIUS * w + LOCAL_RADIUS] = 1.0  # the window's centre
-        if state._phase == ALLY and player in state.ally:
+        if state.phase == ALLY and player in state.ally:
             ally = state.ally
             partner = ally[1] if ally[0] == player else ally[0]
             a[offset + (partner - player) % n * len(TABLE_FEATURES) + 11] = 1.0  # asks me to ally

@@ -161,7 +161,7 @@ class ArenaState(State):
         lo, alive = self.leader_of, self.alive
         return sorted({lo[i] for i in range(self.n) if alive[i]})
 
-    def _free_cells(self, avoid_crowd: bool) -> list[int]:
+    def free_cells(self, avoid_crowd: bool) -> list[int]:
         """Unoccupied passable cells in cell order; with ``avoid_crowd``, only those with no
         occupied neighbour (when there are any)."""
         occ = self.occ
@@ -476,7 +476,7 @@ class ArenaState(State):
         if survivors:
             self._set_line(wline + survivors)
         if alive[l]:
-            cells = self._free_cells(avoid_crowd=True)
+            cells = self.free_cells(avoid_crowd=True)
             cell = cells[self.rng.randrange(len(cells))]
             pos[l] = cell
             occ[cell] = l

@@ -1,0 +1,62 @@
+"""The designer simulator (tools.simulate) for any game: variants, turn-order positions, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tools import simulate
+
+
+def test_positions_count_from_the_seat_that_acted_first():
+    games = [
+        {"length": 10, "end_reason": "rules", "winning_seats": [2], "first_seat": 2, "stats": {}},
+        {"length": 12, "end_reason": "rules", "winning_seats": [0], "first_seat": 2, "stats": {}},
+        {"length": 14, "end_reason": "truncated", "winning_seats": [], "first_seat": 1, "stats": {}},
+    ]
+    report = simulate.summarise("default", {}, 3, games)
+    assert [w["wins"] for w in report["win_rate_by_seat"]] == [1, 0, 1]
+    assert [w["wins"] for w in report["win_rate_by_position"]] == [1, 1, 0]  # seat 0 after first seat 2: position 1
+    assert report["first_player_advantage"] == pytest.approx(1 / 3 - 1 / 3)
+    assert report["end_reasons"] == {"rules": 2, "truncated": 1} and report["no_winner"] == 1
+    assert report["length"]["mean"] == pytest.approx(12.0)
+
+
+@pytest.mark.parametrize("game", ["sequence_v0", "pans_trial_v0", "wizard_arena_v0"])
+def test_every_game_simulates_with_its_declared_variants(game, tmp_path, capsys):
+    out = tmp_path / "sim.png"
+    config = ["num_bots=3", "map_size=8"] if game == "wizard_arena_v0" else []
+    argv = [game, "--games", "2", "--agents", "random", "--variants", "all", "--out", str(out), "--no-progress",
+            "--max-cycles", "60", "--json", str(tmp_path / "r.json")]
+    for item in config:
+        argv += ["--config", item]
+    result = simulate.main(argv)
+    assert out.exists()
+    import envs
+
+    assert [v["label"] for v in result["variants"]] == list(envs.game_class(game).rule_variants)
+    assert json.loads((tmp_path / "r.json").read_text())["game"] == game
+    assert "first-player advantage" in capsys.readouterr().out
+
+
+def test_vary_adds_one_variant_per_value(tmp_path):
+    result = simulate.main(["pans_trial_v0", "--games", "1", "--agents", "random", "--vary", "damage_threshold=15,25",
+                            "--out", str(tmp_path / "p.png"), "--no-progress"])
+    assert [v["config"]["damage_threshold"] for v in result["variants"]] == [15, 25]
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["chess"], "unknown game"),
+        (["dojo", "--variants", "no_such_switch"], "unknown variant"),
+        (["dojo", "--config", "num_players=9"], "num_players"),
+        (["dojo", "--agents", "telepath"], "no agent"),
+        (["dojo", "--games", "0"], "--games must be at least 1"),
+    ],
+)
+def test_bad_input_is_a_one_line_error(argv, message, tmp_path):
+    with pytest.raises(SystemExit) as info:
+        simulate.main(argv + ["--no-progress", "--out", str(tmp_path / "x.png")])
+    assert message in str(info.value.code) and str(info.value.code).startswith("error: ")

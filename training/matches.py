@@ -1,0 +1,368 @@
+"""Playing and scoring evaluation matches: schedules with rotated seats, games played in
+parallel through :func:`agents.play_game`, outcomes scored by :func:`agents.scoring.score_teams`,
+per-agent statistics with Wilson intervals and Bradley–Terry ratings.
+
+The command line and its documentation are in :mod:`training.evaluate`; tables and plots in
+:mod:`training.reporting`.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import multiprocessing
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import agents
+import envs
+from agents.scoring import score_teams
+from envs.core.game import Game
+from training.stats import Z95, bradley_terry, pairwise_table, wilson_interval
+
+#: Keywords of the environment, not of the game's rules.
+ENV_KEYWORDS = ("max_cycles", "render_mode")
+
+
+# ----------------------------------------------------------------------------------------------
+# Scheduling
+
+
+@dataclass(frozen=True)
+class Task:
+    """One game to play: everything a worker needs to rebuild it from scratch."""
+
+    game: str
+    config: dict[str, Any]
+    lineup_index: int
+    game_index: int
+    deal_seed: int
+    teams: tuple[str, ...]  # agent id of each team; seat s plays for team game.team_of(s)
+    cycle: int = 0  # rotation cycle: the games of one cycle cover every ordering once
+
+
+def table_game(game_name: str, config: dict[str, Any]) -> Game:
+    """The configured game (environment keywords such as ``max_cycles`` left out); cached."""
+    return _table_game(game_name, json.dumps(config, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _table_game(game_name: str, config_json: str) -> Game:
+    config = json.loads(config_json)
+    engine_config = {k: v for k, v in config.items() if k not in ENV_KEYWORDS}
+    return envs.make_game(game_name, **engine_config)
+
+
+def table_facts(game_name: str, config: dict[str, Any]) -> tuple[int, int]:
+    """``(num_players, num_teams)`` of a configured game (seat ``s`` plays for ``game.team_of(s)``)."""
+    game = table_game(game_name, config)
+    return game.num_players, game.num_teams
+
+
+def seat_agents(teams: Sequence[str], game: Game) -> list[str]:
+    """Agent id of every seat: seat ``s`` is played by the agent of team ``game.team_of(s)``."""
+    return [teams[game.team_of(s)] for s in range(game.num_players)]
+
+
+def orderings(lineup: Sequence[str]) -> list[tuple[str, ...]]:
+    """The distinct assignments of a lineup's agents to team sides, in a fixed order."""
+    seen: list[tuple[str, ...]] = []
+    for perm in itertools.permutations(lineup):
+        if perm not in seen:
+            seen.append(perm)
+    return seen
+
+
+def round_robin(agent_ids: Sequence[str], num_teams: int) -> list[tuple[str, ...]]:
+    """Lineups pairing every two agents: ``(a, b)``, or ``a`` against a field of ``b`` teams."""
+    if len(set(agent_ids)) < 2:
+        raise ValueError(f"a round robin needs at least two different agents, got {list(agent_ids)}")
+    if num_teams == 2:
+        return [(a, b) for a, b in itertools.combinations(agent_ids, 2)]
+    return [(a,) + (b,) * (num_teams - 1) for a, b in itertools.permutations(agent_ids, 2)]
+
+
+def schedule(
+    game_name: str,
+    config: dict[str, Any],
+    lineups: Sequence[Sequence[str]],
+    games: int,
+    seed: int = 0,
+) -> tuple[list[Task], list[int]]:
+    """Tasks for ``games`` games of each lineup (rounded up to whole rotation cycles)."""
+    tasks: list[Task] = []
+    counts: list[int] = []
+    for li, lineup in enumerate(lineups):
+        perms = orderings(lineup)
+        n = -(-games // len(perms)) * len(perms)
+        counts.append(n)
+        for g in range(n):
+            tasks.append(
+                Task(game_name, dict(config), li, g, seed + g // len(perms), perms[g % len(perms)], g // len(perms))
+            )
+    # Interleave the lineups cycle by cycle, so that a time budget cuts all of them evenly.
+    tasks.sort(key=lambda t: (t.cycle, t.lineup_index, t.game_index))
+    return tasks, counts
+
+
+# ----------------------------------------------------------------------------------------------
+# Playing (the worker side: module-level and picklable, safe under fork and spawn)
+
+
+def play_task(task: Task) -> dict[str, Any]:
+    """Play one scheduled game and return its outcome as plain data."""
+    game = table_game(task.game, task.config)
+    ids = seat_agents(task.teams, game)
+    seats = [agents.make(agent_id, seed=task.deal_seed * 1000 + s) for s, agent_id in enumerate(ids)]
+    record = agents.play_game(task.game, seats, seed=task.deal_seed, config=task.config)
+    return {
+        "lineup": task.lineup_index,
+        "index": task.game_index,
+        "seed": task.deal_seed,
+        "teams": list(task.teams),
+        "team_returns": game.team_returns(record.returns),
+        "length": record.length,
+        "truncated": record.truncated,
+        "end_reason": record.end_reason,
+    }
+
+
+def play_all(
+    tasks: Sequence[Task],
+    workers: int = 1,
+    progress: bool = True,
+    desc: str = "games",
+    budget_s: float | None = None,
+    start_method: str | None = None,
+) -> list[dict]:
+    """Play the tasks (in a process pool when ``workers > 1``); results sorted by lineup and game.
+
+    With ``budget_s``, no new game starts after that many seconds; then every lineup keeps the same
+    number of games made of whole rotation cycles (:func:`equal_cut`), so each agent still plays each
+    side equally often and lineups stay comparable. ``start_method``
+    (``fork``, ``spawn``, ``forkserver``; default: the platform's) picks how workers start; under
+    ``spawn`` a worker only knows the agents that register themselves when ``agents`` is imported.
+    """
+    from tqdm import tqdm
+
+    deadline = None if budget_s is None else time.perf_counter() + budget_s
+    bar = tqdm(total=len(tasks), desc=desc, unit="game", disable=not progress, dynamic_ncols=True)
+    results: list[dict] = []
+    try:
+        if workers <= 1 or len(tasks) <= 1:
+            for task in tasks:
+                if deadline is not None and time.perf_counter() > deadline:
+                    break
+                results.append(play_task(task))
+                bar.update()
+        else:
+            chunk = 1 if deadline is not None else max(1, min(16, len(tasks) // (workers * 8)))
+            with multiprocessing.get_context(start_method).Pool(processes=workers) as pool:
+                for outcome in pool.imap_unordered(play_task, tasks, chunksize=chunk):
+                    results.append(outcome)
+                    bar.update()
+                    if deadline is not None and time.perf_counter() > deadline:
+                        pool.terminate()
+                        break
+    finally:
+        bar.close()
+    if len(results) < len(tasks):
+        results = equal_cut(tasks, results)
+    results.sort(key=lambda r: (r["lineup"], r["index"]))
+    return results
+
+
+def equal_cut(tasks: Sequence[Task], results: list[dict]) -> list[dict]:
+    """After a time budget: keep, for every lineup, the same number of games made of whole rotation
+    cycles (the fewest that any lineup completed), so lineups stay comparable."""
+    cycle_of = {(t.lineup_index, t.game_index): (t.lineup_index, t.cycle) for t in tasks}
+    cycle_size = Counter(cycle_of.values())
+    done = Counter(cycle_of[(r["lineup"], r["index"])] for r in results)
+    whole = [r for r in results if done[cycle_of[(r["lineup"], r["index"])]] == cycle_size[cycle_of[(r["lineup"], r["index"])]]]
+    lineups = sorted({t.lineup_index for t in tasks})
+    played = {li: sum(1 for r in whole if r["lineup"] == li) for li in lineups}
+    target = min(played.values(), default=0)
+    size = {li: max(n for (l2, _), n in cycle_size.items() if l2 == li) for li in lineups}
+    keep = {li: target // size[li] * size[li] for li in lineups}
+    whole.sort(key=lambda r: (r["lineup"], r["index"]))
+    out, taken = [], Counter()
+    for r in whole:
+        if taken[r["lineup"]] < keep[r["lineup"]]:
+            out.append(r)
+            taken[r["lineup"]] += 1
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Scoring
+
+
+def pairwise_outcomes(result: dict[str, Any]) -> list[tuple[str, str, float]]:
+    """``(a, b, score_of_a)`` for each pair of teams played by different agents in one game.
+
+    Two teams: the winner scores 1, a draw 0.5 each. More teams: the higher return scores 1, equal
+    returns 0.5 each; a truncated game is 0.5 for every pair.
+    """
+    teams, returns = result["teams"], result["team_returns"]
+    winners, _ = score_teams(returns, decided=not result["truncated"])
+    out = []
+    for i, j in itertools.combinations(range(len(teams)), 2):
+        if teams[i] == teams[j]:
+            continue
+        if len(teams) == 2:
+            score = 0.5 if not winners else float(i in winners)
+        elif result["truncated"] or returns[i] == returns[j]:
+            score = 0.5
+        else:
+            score = 1.0 if returns[i] > returns[j] else 0.0
+        out.append((teams[i], teams[j], score))
+    return out
+
+
+@dataclass
+class AgentLine:
+    """One agent's results within one lineup (or over all lineups)."""
+
+    agent: str
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    rank_sum: float = 0.0
+    length_sum: float = 0.0
+    fair_share: float = 0.0
+
+    def add(self, won: bool, draw: bool, rank: float, length: int) -> None:
+        self.games += 1
+        self.wins += won
+        self.draws += draw
+        self.losses += not won and not draw
+        self.rank_sum += rank
+        self.length_sum += length
+
+    def summary(self) -> dict[str, Any]:
+        lo, hi = wilson_interval(self.wins, self.games)
+        g = max(1, self.games)
+        return {
+            "agent": self.agent,
+            "games": self.games,
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "win_rate": self.wins / g,
+            "win_rate_ci95": [lo, hi],
+            "fair_share": self.fair_share,
+            "mean_rank": self.rank_sum / g,
+            "mean_length": self.length_sum / g,
+        }
+
+
+def summarise(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_teams: int) -> dict[str, Any]:
+    """Per-lineup and per-agent statistics plus the league ratings."""
+    per_lineup = []
+    overall: dict[str, AgentLine] = {}
+    pairs: list[tuple[str, str, float]] = []
+    for li, lineup in enumerate(lineups):
+        lines = {a: AgentLine(a, fair_share=lineup.count(a) / num_teams) for a in dict.fromkeys(lineup)}
+        lengths, truncations = [], 0
+        side_wins = [0] * num_teams
+        for res in (r for r in results if r["lineup"] == li):
+            winners, ranks = score_teams(res["team_returns"], decided=not res["truncated"])
+            for t in winners:
+                side_wins[t] += 1
+            nobody = not winners
+            for agent, line in lines.items():
+                sides = [t for t, a in enumerate(res["teams"]) if a == agent]
+                won = any(t in winners for t in sides)
+                rank = sum(ranks[t] for t in sides) / len(sides)
+                line.add(won, nobody, rank, res["length"])
+                overall.setdefault(agent, AgentLine(agent)).add(won, nobody, rank, res["length"])
+            lengths.append(res["length"])
+            truncations += res["truncated"]
+            pairs.extend(pairwise_outcomes(res))
+        per_lineup.append(
+            {
+                "teams": list(lineup),
+                "games": len(lengths),
+                "truncated": truncations,
+                "mean_length": sum(lengths) / max(1, len(lengths)),
+                # How often each team side (team 0 = seat 0's team, which moves first) won,
+                # whoever played it: the table's seat advantage when a lineup is self-play.
+                "side_win_rates": [w / max(1, len(lengths)) for w in side_wins],
+                "agents": [line.summary() for line in lines.values()],
+            }
+        )
+    names = list(overall)
+    league = {
+        "method": "Bradley-Terry MLE (MM iteration) on pairwise team comparisons, Elo scale, mean 1500, "
+        "one virtual draw per pair",
+        "elo": bradley_terry(names, pairs) if len(names) >= 2 else {n: 1500.0 for n in names},
+        "pairwise_score": pairwise_table(names, pairs),
+        "comparisons": len(pairs),
+    }
+    return {
+        "lineups": per_lineup,
+        "agents": {a: line.summary() for a, line in overall.items()},
+        "league": league,
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# The evaluation itself
+
+
+def evaluate(
+    game_name: str,
+    lineups: Sequence[Sequence[str]],
+    games: int,
+    config: dict[str, Any] | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+    budget_s: float | None = None,
+    start_method: str | None = None,
+) -> dict[str, Any]:
+    """Play every lineup ``games`` times (rounded up to whole rotations) and return the report.
+
+    ``budget_s`` stops starting new games after that many seconds (whole rotation cycles kept).
+    """
+    config = dict(config or {})
+    players, num_teams = table_facts(game_name, config)
+    for lineup in lineups:
+        if len(lineup) != num_teams:
+            raise ValueError(
+                f"{game_name} with config {config} has {num_teams} teams; lineup {list(lineup)} "
+                f"names {len(lineup)}"
+            )
+    tasks, scheduled = schedule(game_name, config, lineups, games, seed)
+    start = time.perf_counter()
+    results = play_all(tasks, workers, progress, game_name, budget_s, start_method)
+    elapsed = time.perf_counter() - start
+    counts = [sum(1 for r in results if r["lineup"] == li) for li in range(len(lineups))]
+    if counts == scheduled:
+        stop = "every scheduled game was played"
+    else:
+        stop = (f"the time budget of {budget_s:g} s ran out after {sum(counts)} of {sum(scheduled)} scheduled "
+                f"games; every lineup was cut to the same number of whole seat rotations")
+    report = {
+        "game": game_name,
+        "config": config,
+        "num_players": players,
+        "num_teams": num_teams,
+        "seed": seed,
+        "games_requested": games,
+        "games_per_lineup": counts,
+        "games_scheduled_per_lineup": scheduled,
+        "stop_reason": stop,
+        "end_reasons": dict(Counter(r["end_reason"] for r in results)),
+        "budget_s": budget_s,
+        "workers": workers,
+        "seconds": round(elapsed, 3),
+        "interval": f"Wilson score, z={Z95:.3f} (95%)",
+        **summarise(results, lineups, num_teams),
+        "games": results,
+    }
+    return report
