@@ -70,13 +70,28 @@ def read(path: pathlib.Path) -> tuple[dict, str]:
     return json.loads(header), text
 
 
-if __name__ == "__main__":
-    import sys
+def main(argv: list[str] | None = None) -> list[pathlib.Path]:
+    import argparse
 
-    names = sys.argv[1:] or list(envs.NAMES)
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.golden_playthroughs",
+        description="Regenerate the golden playthrough files (tests/golden/<game>-<family>.txt): a seeded random "
+        f"game of {ACTIONS} actions in the game's first configuration family, dumped after every action.",
+    )
+    parser.add_argument("games", nargs="*", metavar="GAME",
+                        help=f"games to regenerate, from {list(envs.NAMES)} (default: all of them)")
+    args = parser.parse_args(argv)
+    names = args.games or list(envs.NAMES)
     unknown = sorted(set(names) - set(envs.NAMES))
     if unknown:
-        sys.exit(f"unknown games {unknown}; choose from {list(envs.NAMES)}")
+        raise SystemExit(f"error: unknown games {unknown}; choose from {list(envs.NAMES)}")
     GOLDEN_DIR.mkdir(exist_ok=True)
+    written = []
     for game_name in names:
-        print("wrote", write(game_name))
+        written.append(write(game_name))
+        print("wrote", written[-1])
+    return written
+
+
+if __name__ == "__main__":
+    main()

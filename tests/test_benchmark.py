@@ -12,7 +12,8 @@ def test_benchmark_reports_every_ratio_for_a_game(tmp_path):
     rows = report["results"]
     assert [r["config"] for r in rows] == ["2 players", "2 teams of 2", "3 teams"]
     for row in rows:
-        assert set(row["ratios"]) == {"raw_env", "env", "engine"}
+        assert set(row["ratios"]) == {"raw_env", "env", "engine", "clone"}
+        assert row["clone"]["clones_per_s"] > 0
         assert row["raw_env"]["steps_per_s"] > 0 and row["c4_raw_env"]["steps_per_s"] > 0
     bench.print_table(report)
     bench.plot(report, tmp_path / "b.png")

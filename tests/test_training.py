@@ -26,7 +26,7 @@ def random_pool(game):
 def test_selfplay_env_only_returns_control_on_the_learners_turn():
     env = SelfPlayEnv("sequence_v0", {"num_teams": 3}, opponent_pool=random_pool("sequence_v0"), seed=3)
     seats = set()
-    for episode in range(4):
+    for _episode in range(4):
         obs, info = env.reset()
         seats.add(info["seat"])
         done = False

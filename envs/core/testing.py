@@ -92,7 +92,7 @@ def check_illegal_actions_raise(state: State) -> None:
             state.apply_action(a)
         except IllegalActionError as exc:
             if str(a) not in str(exc):
-                raise ContractViolation(f"{game.name}: illegal-action error does not name action {a}: {exc}")
+                raise ContractViolation(f"{game.name}: illegal-action error does not name action {a}: {exc}") from exc
         else:
             raise ContractViolation(f"{game.name}: illegal action {a} in phase {state.phase!r} did not raise")
     if json.dumps(state.to_dict(), sort_keys=True) != before:

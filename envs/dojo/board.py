@@ -132,7 +132,7 @@ def parse_board(text: str, source: str = "<text>") -> Board:
                 if len(a) != 2 or len(b) != 2 or not all(0 <= v < SIZE for v in a + b):
                     raise ValueError
             except ValueError:
-                raise _fail(source, number, 1, f"expected 'tunnel r,c r,c' with 0 <= r,c < {SIZE}, got {line!r}")
+                raise _fail(source, number, 1, f"expected 'tunnel r,c r,c' with 0 <= r,c < {SIZE}, got {line!r}") from None
             pairs.append((sq(*a), sq(*b)))
             continue
         grid_lines.append((number, line))

@@ -145,7 +145,7 @@ def test_move_mask_matches_brute_force_along_random_walks():
     board = g.board
     rng = random.Random(3)
     checked = 0
-    for trial in range(60):
+    for _trial in range(60):
         start = rng.choice([s for s in range(256) if not board.dojo[s]])
         track = rng.choice([0, 15])
         st = from_position(g, {0: start}, tracks=[track, 0, 0, 0], dice=[rng.randint(1, 6), rng.randint(1, 6)])
