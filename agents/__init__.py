@@ -29,10 +29,19 @@ def agent_module(game_name: str) -> str:
     return f"agents.{game_name.rsplit('_v', 1)[0]}"
 
 
+def load_game_agents(game_name: str) -> list[str]:
+    """Register a game's players: its own module's (if it has one) and the random player.
+
+    Called on import for every game in ``envs.NAMES``; returns the game's agent ids.
+    """
+    if importlib.util.find_spec(agent_module(game_name)) is not None:
+        importlib.import_module(agent_module(game_name))
+    register(f"{game_name}/random-v0", RandomAgent, "uniformly random among legal actions (seeded)")
+    return available(game_name)
+
+
 for _game in envs.NAMES:
-    if importlib.util.find_spec(agent_module(_game)) is not None:
-        importlib.import_module(agent_module(_game))
-    register(f"{_game}/random-v0", RandomAgent, "uniformly random among legal actions (seeded)")
+    load_game_agents(_game)
 
 # Trained policies listed in checkpoints/index.json (loaded lazily, on first use).
 from agents.checkpoint import register_index  # noqa: E402
@@ -41,5 +50,5 @@ register_index()
 
 __all__ = [
     "Agent", "GameRecord", "RandomAgent", "Runner", "RunnerHooks", "agent_module", "available", "describe",
-    "make", "play_game", "register",
+    "load_game_agents", "make", "play_game", "register",
 ]

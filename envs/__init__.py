@@ -3,10 +3,11 @@
 >>> import envs
 >>> env = envs.make("sequence_v0", num_teams=3)          # the wrapped env, like sequence_v0.env()
 >>> env = envs.sequence_v0.env()                         # the same, PettingZoo style
->>> import pettingzoo; env = pettingzoo.make("aec", "tabletop/sequence-v0")
+>>> import pettingzoo; env = pettingzoo.make("aec", "tabletop/sequence-v0")   # after ``import envs``
 
 ``envs.NAMES`` lists every game by module name. Importing this package registers each game with
-PettingZoo's registry as ``tabletop/<game>-v0`` (entry point: the module's ``env``).
+PettingZoo's registry as ``tabletop/<game>-v0`` (entry point: the module's ``env``), so
+``pettingzoo.make("aec", "tabletop/...")`` works only after ``import envs``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import importlib
 from typing import Any
 
 NAMES: tuple[str, ...] = ("sequence_v0", "pans_trial_v0", "dojo_v0", "wizard_arena_v0")
-"""Every game, by module name (``envs.<name>`` has ``env``, ``raw_env``, ``Game``, ``CONFIGS``)."""
+"""Every game, by module name (``envs.<name>`` has ``env``, ``raw_env`` and ``Game``)."""
 
 
 def _module(name: str):
@@ -46,18 +47,24 @@ def registry_id(name: str) -> str:
     return f"tabletop/{base}-v{version}"
 
 
-def _register_all() -> None:
+def register_with_pettingzoo(name: str) -> str:
+    """Register game ``name`` as ``tabletop/<game>-v<N>`` in PettingZoo's registry (done on import
+    for every game in ``NAMES``); returns the registry id."""
     import warnings
 
     import pettingzoo
 
-    for name in NAMES:
-        env_id = registry_id(name)
-        if env_id in pettingzoo.aec_registry:
-            continue
+    env_id = registry_id(name)
+    if env_id not in pettingzoo.aec_registry:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pettingzoo.register("aec", env_id, entry_point=f"envs.{name}:env")
+    return env_id
+
+
+def _register_all() -> None:
+    for name in NAMES:
+        register_with_pettingzoo(name)
 
 
 def __getattr__(attr: str):
@@ -69,4 +76,4 @@ def __getattr__(attr: str):
 
 _register_all()
 
-__all__ = ["NAMES", "game_class", "make", "make_game", "registry_id", *NAMES]
+__all__ = ["NAMES", "game_class", "make", "make_game", "register_with_pettingzoo", "registry_id", *NAMES]

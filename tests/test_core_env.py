@@ -169,3 +169,14 @@ def test_agent_registry_ids_and_errors():
     a, b = agents.make("sequence_v0/random-v0", seed=3), agents.make("sequence_v0/random-v0", seed=3)
     obs = {"action_mask": np.ones(50, dtype=np.int8)}
     assert [a.act(obs, {}) for _ in range(5)] == [b.act(obs, {}) for _ in range(5)]
+
+
+def test_a_saved_final_position_restores_as_a_finished_episode():
+    e = raw_env(heap=2)
+    e.reset(seed=0)
+    e.step(1)  # player_0 takes the last two counters
+    saved = json.loads(json.dumps(e.unwrapped.save_state()))
+    other = raw_env(heap=2)
+    other.reset(options={"state": saved})
+    assert all(other.terminations.values())
+    assert {a: other.unwrapped.cumulative_reward(a) for a in other.agents} == {"player_0": 1.0, "player_1": -1.0}

@@ -1,103 +1,26 @@
-"""A tiny game (misère-free Nim with a hidden die) used to test the core without any real game."""
+"""The toy game (Nim with a hidden die), used to test the core without any real game.
+
+Its files are laid out under ``tests/toy/`` exactly as ``docs/adding_a_game.md`` describes
+(``envs/nim/rules.py``, ``envs/nim/game.py``, ``envs/nim/RULES.md``, ``envs/nim_v0.py``,
+``agents/nim.py``). Importing this module puts those folders on the ``envs`` and ``agents``
+package paths, so that ``envs.nim_v0`` imports like a real game; it is not in ``envs.NAMES``
+unless a test adds it (see ``tests/test_adding_a_game.py``).
+"""
 
 from __future__ import annotations
 
-import random
+import pathlib
 
-import numpy as np
+import agents
+import envs
 
-from envs.core import TERMINAL, Game, State, make_rng, rng_from_json, rng_to_json
-from envs.core.env import make_env_factories
+TOY_ROOT = pathlib.Path(__file__).resolve().parent / "toy"
+for _package, _folder in ((envs, TOY_ROOT / "envs"), (agents, TOY_ROOT / "agents")):
+    if str(_folder) not in _package.__path__:
+        _package.__path__.append(str(_folder))
 
+from envs.nim.rules import NimState  # noqa: E402
+from envs.nim_v0 import Game as NimGame  # noqa: E402
+from envs.nim_v0 import env, raw_env  # noqa: E402
 
-class NimState(State):
-    def __init__(self, game, rng, heap, player, secret):
-        super().__init__(game)
-        self.rng, self.heap, self.player, self.secret = rng, heap, player, secret
-        self.winner = None
-
-    def current_player(self):
-        return TERMINAL if self.winner is not None else self.player
-
-    def _legal_mask(self):
-        mask = np.zeros(3, dtype=np.int8)
-        if self.winner is None:
-            mask[: min(3, self.heap)] = 1
-        return mask
-
-    def _apply(self, action):
-        self.heap -= action + 1
-        self.secret[self.player] = self.rng.randrange(6)
-        if self.heap == 0:
-            self.winner = self.player
-        self.player = 1 - self.player
-
-    def is_terminal(self):
-        return self.winner is not None
-
-    def returns(self):
-        if self.winner is None:
-            return [0.0, 0.0]
-        return [1.0 if p == self.winner else -1.0 for p in range(2)]
-
-    @property
-    def phase(self):
-        return "over" if self.winner is not None else "take"
-
-    def player_view(self, player):
-        return {"heap": self.heap, "player": self.player, "my_secret": self.secret[player], "seat": player,
-                "winner": self.winner}
-
-    def clone(self):
-        other = NimState(self.game, random.Random(), self.heap, self.player, list(self.secret))
-        other.rng.setstate(self.rng.getstate())
-        other.winner = self.winner
-        return other
-
-    def to_dict(self):
-        return {"rng": rng_to_json(self.rng), "heap": self.heap, "player": self.player,
-                "secret": self.secret, "winner": self.winner}
-
-
-class NimGame(Game):
-    name = "nim_v0"
-    default_max_cycles = 50
-
-    def __init__(self, **config):
-        super().__init__(**config)
-        self.num_players = 2
-        self.num_actions = 3
-        self.observation_shape = (2,)
-
-    def _validate_config(self, config):
-        self.reject_unknown(config, {"heap"})
-        heap = config.get("heap", 15)
-        if not isinstance(heap, int) or heap < 1:
-            raise self.config_error("heap", heap, "an integer >= 1")
-        return {"heap": heap}
-
-    def new_initial_state(self, seed=None):
-        rng = make_rng(seed)
-        return NimState(self, rng, self.config["heap"], 0, [rng.randrange(6), rng.randrange(6)])
-
-    def state_from_dict(self, data):
-        s = NimState(self, rng_from_json(data["rng"]), int(data["heap"]), int(data["player"]),
-                     [int(x) for x in data["secret"]])
-        s.winner = data["winner"]
-        return s
-
-    def state_from_view(self, view, rng):
-        secret = [rng.randrange(6), rng.randrange(6)]
-        secret[view["seat"]] = view["my_secret"]
-        s = NimState(self, random.Random(rng.random()), view["heap"], view["player"], secret)
-        s.winner = view["winner"]
-        return s
-
-    def observe(self, state, player):
-        return np.array([state.heap / self.config["heap"], state.secret[player] / 5], dtype=np.float32)
-
-    def action_to_string(self, action):
-        return f"take {action + 1}"
-
-
-env, raw_env = make_env_factories(NimGame)
+__all__ = ["TOY_ROOT", "NimGame", "NimState", "env", "raw_env"]

@@ -126,6 +126,7 @@ class TabletopEnv(AECEnv):
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self._skip_agent_selection = None
+        self.agent_selection = self.possible_agents[0]  # replaced below; a restored final position needs one
         self._advance()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:

@@ -1,0 +1,59 @@
+"""Nim with a hidden die: the Game (config, facts, dealing, observation, names)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from envs.core import Game, StateError, make_rng, rng_from_json
+from envs.nim.rules import NUM_ACTIONS, NimState
+
+
+class NimGame(Game):
+    name = "nim_v0"
+    default_max_cycles = 50
+    config_families = {"default": {}, "small heap": {"heap": 4}}
+    benchmark_configs = {"default": {}}
+    rule_variants = {"heap 21": {"heap": 21}}
+    fuzz_games = 10
+    fuzz_max_actions = 100
+
+    def __init__(self, **config):
+        super().__init__(**config)
+        self.num_players = 2
+        self.num_actions = NUM_ACTIONS
+        self.observation_shape = (2,)
+
+    def _validate_config(self, config):
+        self.reject_unknown(config, {"heap"})
+        heap = config.get("heap", 15)
+        if isinstance(heap, bool) or not isinstance(heap, int) or heap < 1:
+            raise self.config_error("heap", heap, "an integer >= 1")
+        return {"heap": heap}
+
+    def new_initial_state(self, seed=None):
+        rng = make_rng(seed)
+        return NimState(self, rng, self.config["heap"], 0, [rng.randrange(6), rng.randrange(6)])
+
+    def state_from_dict(self, data):
+        player = int(data["player"])
+        if player not in (0, 1):
+            raise StateError(f"player must be 0 or 1, got {player}")
+        s = NimState(self, rng_from_json(data["rng"]), int(data["heap"]), player,
+                     [int(x) for x in data["secret"]])
+        s.winner = data["winner"]
+        return s
+
+    def state_from_view(self, view, rng):
+        secret = [rng.randrange(6), rng.randrange(6)]
+        secret[view["seat"]] = view["my_secret"]
+        s = NimState(self, random.Random(rng.random()), view["heap"], view["player"], secret)
+        s.winner = view["winner"]
+        return s
+
+    def observe(self, state, player):
+        return np.array([state.heap / self.config["heap"], state.secret[player] / 5], dtype=np.float32)
+
+    def action_to_string(self, action):
+        return f"take {action + 1}"
