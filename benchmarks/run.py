@@ -11,7 +11,7 @@ For each game configuration three things are timed with the same random-play loo
 
 and connect_four_v3's ``raw_env()`` and ``env()`` are timed the same way, interleaved with every game
 configuration. The machine is noisy, so every number is the best of ``--repeats`` rounds, and only
-ratios measured side by side mean anything. Goals (from the project's issues): raw_env ≥ 2× connect_four raw_env, env ≥ 1.5×
+ratios measured side by side mean anything. Targets: raw_env ≥ 2× connect_four raw_env, env ≥ 1.5×
 connect_four env, engine ≥ 5× connect_four env. Writes a JSON file and a bar chart.
 """
 

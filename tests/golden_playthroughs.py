@@ -72,13 +72,24 @@ def read(path: pathlib.Path) -> tuple[dict, str]:
     return json.loads(header), text
 
 
-if __name__ == "__main__":
-    import sys
+def main(argv: list[str] | None = None) -> None:
+    import argparse
 
-    names = sys.argv[1:] or list(envs.NAMES)
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.golden_playthroughs",
+        description="Regenerate the golden playthrough files in tests/golden/ (one per game: its first config "
+        f"family, seed {SEED}, up to {ACTIONS} seeded random legal actions). Review the diff before committing.",
+    )
+    parser.add_argument("games", nargs="*", metavar="GAME",
+                        help=f"games to regenerate, from {list(envs.NAMES)} (default: every game)")
+    names = parser.parse_args(argv).games or list(envs.NAMES)
     unknown = sorted(set(names) - set(envs.NAMES))
     if unknown:
-        sys.exit(f"unknown games {unknown}; choose from {list(envs.NAMES)}")
+        parser.error(f"unknown games {unknown}; choose from {list(envs.NAMES)}")
     GOLDEN_DIR.mkdir(exist_ok=True)
     for game_name in names:
         print("wrote", write(game_name))
+
+
+if __name__ == "__main__":
+    main()

@@ -3,7 +3,7 @@
 One seat learns; every other seat is played by an opponent agent *inside* ``step()``, until it is the
 learner's turn again or the game ends. The learner therefore only ever sees its own decisions and
 receives its own final reward — never a stream in which one model plays both sides, which would credit
-the loser's last move with the winner's reward (conventions, point 11).
+the loser's last move with the winner's reward.
 
 In team games the learner's team-mates are played by opponents from the pool as well: the learner
 controls exactly one seat. The learner's seat changes every episode (drawn from the wrapper's seed), so

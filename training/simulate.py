@@ -246,7 +246,7 @@ def format_report(base: dict[str, Any], variants: list[dict[str, Any]]) -> str:
         if short and base_rounds:
             saved = 1 - short[0]["rounds"]["mean"] / base_rounds
             lines.append(f"\nshort_game (everyone starts on Yellow) saves {saved:.1%} of the playing time "
-                         f"(rounds); the seed claims about 20%.")
+                         f"(rounds); the rules draft (v0.9) estimates about 20%.")
     return "\n".join(lines)
 
 
