@@ -52,6 +52,8 @@ def _hostile_folder(tmp_path, marker):
         "format-v1": {"format": "pickle"},
         "shape-v1": {"observation_shape": [10**9, 10**9]},
         "nan-v1": {"num_actions": float("nan")},
+        "huge-v1": {"arch_kwargs": {"obs_dim": 710, "hidden": [1 << 30, 1 << 30], "num_actions": 349}},
+        "negative-v1": {"arch_kwargs": {"obs_dim": 710, "hidden": [-5], "num_actions": 349}},
     }.items():
         folder = write_small_policy(root / "sequence_v0" / name)
         spec = json.loads((folder / SPEC_FILE).read_text())
@@ -107,6 +109,8 @@ def test_hostile_checkpoints_raise_checkpoint_error_and_run_nothing(tmp_path):
     assert "architecture 'builtins.exec' is unknown" in outcome["sequence_v0/arch-v1"]["message"]
     assert "arch_kwargs do not fit" in outcome["sequence_v0/kwargs-v1"]["message"]
     assert "not a valid safetensors file" in outcome["sequence_v0/pickled-v1"]["message"]
+    assert "a network of 1152922643846922589 values" in outcome["sequence_v0/huge-v1"]["message"]
+    assert "arch_kwargs do not fit" in outcome["sequence_v0/negative-v1"]["message"]
     assert "unexpected tensors ['exec']" in outcome["sequence_v0/extra-v1"]["message"]
     assert "NaN" in outcome["sequence_v0/nanweights-v1"]["message"]
     assert "outside the checkpoint folder" in outcome["sequence_v0/link-v1"]["message"]
