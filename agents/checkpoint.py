@@ -49,7 +49,7 @@ from agents.policy_io import (
     load_policy,
     read_policy_spec,
 )
-from agents.registry import _ID, available, register
+from agents.registry import available, parse_id, register
 
 DEFAULT_DIR = pathlib.Path(__file__).resolve().parents[1] / "checkpoints"
 INDEX_FILE = "index.json"
@@ -124,9 +124,10 @@ def check_entry(entry: Any, folder: pathlib.Path) -> dict[str, Any]:
     if not isinstance(entry, dict):
         raise CheckpointError(f"an entry must be a JSON object, got {type(entry).__name__} {entry!r:.60}")
     agent_id = entry.get("id")
-    match = _ID.match(agent_id) if isinstance(agent_id, str) else None
-    if not match:
-        raise CheckpointError(f"id {agent_id!r:.80} is not an agent id like 'sequence_v0/ppo-v1'")
+    try:
+        id_game, _, _ = parse_id(agent_id)
+    except ValueError as exc:
+        raise CheckpointError(str(exc)) from None
     missing = [k for k in ("game", "config", "path") if k not in entry]
     if missing:
         raise CheckpointError(f"the entry lacks {missing} (an entry has id, game, config, format, path)")
@@ -139,7 +140,7 @@ def check_entry(entry: Any, folder: pathlib.Path) -> dict[str, Any]:
         )
     if entry["game"] not in envs.NAMES:
         raise CheckpointError(f"game {entry['game']!r:.60} is not one of {list(envs.NAMES)}")
-    if match.group("game") != entry["game"]:
+    if id_game != entry["game"]:
         raise CheckpointError(f"id {agent_id!r} does not start with its game {entry['game']!r}")
     if not isinstance(entry["config"], dict):
         raise CheckpointError(f"config must be a JSON object, got {entry['config']!r:.80}")
@@ -150,6 +151,14 @@ def check_entry(entry: Any, folder: pathlib.Path) -> dict[str, Any]:
         if key in entry:
             inside(folder, entry[key], key)
     return entry
+
+
+def _is_id(value: Any) -> bool:
+    try:
+        parse_id(value)
+    except ValueError:
+        return False
+    return True
 
 
 def scan_index(folder: pathlib.Path | None = None) -> tuple[list[dict[str, Any]], dict[str, str], list[str]]:
@@ -165,7 +174,7 @@ def scan_index(folder: pathlib.Path | None = None) -> tuple[list[dict[str, Any]]
     seen: set[str] = set()
     for n, entry in enumerate(raw):
         agent_id = entry.get("id") if isinstance(entry, dict) else None
-        named = isinstance(agent_id, str) and _ID.match(agent_id) is not None
+        named = _is_id(agent_id)
         try:
             check_entry(entry, folder)
             if agent_id in seen:
@@ -381,22 +390,23 @@ def register_checkpoint(
     """
     root = pathlib.Path(folder) if folder is not None else checkpoint_dir()
     source = pathlib.Path(source)
-    match = _ID.match(checkpoint_id) if isinstance(checkpoint_id, str) else None
-    if not match:
-        raise CheckpointError(f"checkpoint id {checkpoint_id!r} is malformed; ids look like 'sequence_v0/ppo-v2'")
+    try:
+        id_game, kind, _ = parse_id(checkpoint_id)
+    except ValueError as exc:
+        raise CheckpointError(str(exc)) from None
     raw = _read_index_file(root)  # a malformed index is reported, never overwritten
     existing = {e.get("id") for e in raw if isinstance(e, dict)}
-    if checkpoint_id in existing or checkpoint_id in available(match.group("game")):
-        taken = sorted(i for i in existing | set(available(match.group("game"))) if isinstance(i, str)
-                       and i.startswith(f"{match.group('game')}/{match.group('kind')}-v"))
+    if checkpoint_id in existing or checkpoint_id in available(id_game):
+        taken = sorted(i for i in existing | set(available(id_game)) if isinstance(i, str)
+                       and i.startswith(f"{id_game}/{kind}-v"))
         raise CheckpointError(
             f"checkpoint id {checkpoint_id!r} already exists (taken: {taken}); an id keeps meaning the "
             "same weights, so register the new policy under a new version"
         )
     spec = read_policy_spec(source)
     game = spec["game"]
-    if game != match.group("game"):
-        raise CheckpointError(f"{source} holds a policy for {game!r}, but the id {checkpoint_id!r} is for {match.group('game')!r}")
+    if game != id_game:
+        raise CheckpointError(f"{source} holds a policy for {game!r}, but the id {checkpoint_id!r} is for {id_game!r}")
     config = envs.make_game(game, **spec["config"]).config
     load_policy(source, game=game)  # the weights load and fit
     dest = root / checkpoint_id
