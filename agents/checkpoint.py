@@ -264,7 +264,9 @@ class PolicyAgent(Agent):
         if model is None and path is None:
             raise CheckpointError("PolicyAgent needs a policy folder (path=...) or a built torch module (model=...)")
         if model is not None and not callable(model):
-            raise CheckpointError(f"model must be a torch module mapping observations to logits, got {type(model).__name__}")
+            raise CheckpointError(
+                f"model must be a torch module mapping observations to logits, got {type(model).__name__}"
+            )
         self.path = pathlib.Path(path) if path is not None else None
         self.root = pathlib.Path(root) if root is not None else None
         self.trained_config = dict(config or {})
@@ -274,6 +276,8 @@ class PolicyAgent(Agent):
 
     def _load(self) -> None:
         self.model, self.spec = load_checkpoint(self.path, self.game_name, self.root)
+        if not self.trained_config:  # the policy file says which config it was trained for
+            self.trained_config = dict(self.spec["config"])
         env = envs.make(self.game_name, raw=True, **self.trained_config)
         agent0 = env.possible_agents[0]
         shape = tuple(env.observation_space(agent0)["observation"].shape)

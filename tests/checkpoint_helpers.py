@@ -112,7 +112,8 @@ print(json.dumps(out))
 
 def probe(checkpoints: pathlib.Path, ids: list[str]) -> dict[str, Any]:
     """In a fresh Python with ``TABLETOP_CHECKPOINTS=checkpoints``: ``import agents``, make each id
-    and play it through a game against random play (on the strict env, which refuses illegal moves). Returns what happened (errors by type and message)."""
+    and play it through a game against random play (on the strict env, which refuses illegal moves).
+    Returns what happened (errors by type and message)."""
     env = {**os.environ, "TABLETOP_CHECKPOINTS": str(checkpoints), "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(ids)], check=False, cwd=checkpoints, env=env,
                           capture_output=True, text=True, timeout=600)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import agents
+import envs
 from tests.checkpoint_helpers import REPO
 
 torch = pytest.importorskip("torch")
@@ -43,3 +44,12 @@ def test_a_sampling_policy_plays_legal_moves_and_is_seeded():
     assert all(m[a] == 1 for a, m in zip(first, masks))
     assert first == picks(3)
     assert first != picks(4)
+
+
+def test_a_policy_folder_loaded_without_a_config_still_refuses_another_config():
+    from agents.checkpoint import CheckpointError, PolicyAgent
+
+    bot = PolicyAgent("sequence_v0", path=REPO / "checkpoints" / "sequence_v0" / "ppo-v1")
+    with pytest.raises(CheckpointError, match="was trained for"):
+        bot.reset(0, envs.make_game("sequence_v0", num_teams=3).config)
+    bot.reset(0, envs.make_game("sequence_v0").config)

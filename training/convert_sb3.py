@@ -54,7 +54,9 @@ def mlp_actor_from_state(state: dict[str, Any], activation: str = "tanh"):
     if any(k.startswith("mlp_extractor.shared_net.") for k in state) or any(
         k.startswith(("features_extractor.", "pi_features_extractor.")) for k in state
     ):
-        raise CheckpointError("shared layers or a learned feature extractor cannot be converted to the 'mlp' architecture")
+        raise CheckpointError(
+            "shared layers or a learned feature extractor cannot be converted to the 'mlp' architecture"
+        )
     if layers != list(range(0, 2 * len(layers), 2)):
         raise CheckpointError(f"unexpected policy_net layout {layers}; expected Linear/activation pairs")
     weights = [state[f"mlp_extractor.policy_net.{i}.weight"] for i in layers]
@@ -81,7 +83,9 @@ def actor_of(sb3_model: Any):
     activation_fn = getattr(sb3_model.policy, "activation_fn", None)
     name = getattr(activation_fn, "__name__", "")
     if name not in ACTIVATIONS:
-        raise CheckpointError(f"activation {name!r} has no counterpart in the 'mlp' architecture ({sorted(ACTIVATIONS)})")
+        raise CheckpointError(
+            f"activation {name!r} has no counterpart in the 'mlp' architecture ({sorted(ACTIVATIONS)})"
+        )
     if isinstance(kwargs, dict) and "shared" in kwargs:
         raise CheckpointError("shared layers cannot be converted")
     state = {k: v.detach().cpu() for k, v in sb3_model.policy.state_dict().items()}
@@ -200,7 +204,8 @@ def agreement(zip_path: pathlib.Path, out: pathlib.Path, game: str, config: dict
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("zip", type=pathlib.Path, help="the MaskablePPO model.zip to convert (one you made yourself)")
-    parser.add_argument("out", type=pathlib.Path, help="folder to write policy.json + policy.safetensors into (must not hold a policy yet)")
+    parser.add_argument("out", type=pathlib.Path,
+                        help="folder to write policy.json + policy.safetensors into (must not hold a policy yet)")
     parser.add_argument("--game", required=True, choices=list(envs.NAMES), help="the game the model was trained for")
     parser.add_argument("--config", default="{}", help="the game config it was trained with, as JSON (default: {})")
     parser.add_argument("--activation", choices=sorted(ACTIVATIONS.values()), default=None,

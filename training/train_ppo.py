@@ -195,7 +195,8 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     config = json.loads(args.config)
-    out = pathlib.Path(args.out) if args.out else RUNS_DIR / f"{args.game}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    out = pathlib.Path(args.out) if args.out else RUNS_DIR / f"{args.game}-{stamp}"
     if (out / "policy.json").exists():
         raise SystemExit(f"{out} already holds a trained policy; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
