@@ -1,12 +1,30 @@
-"""Trained policies as agents, loaded by versioned id from the committed checkpoint index.
+"""Trained policies as agents, loaded by versioned id from a checkpoint folder's ``index.json``.
 
-``checkpoints/index.json`` lists every shipped checkpoint: its id (``sequence_v0/ppo-v1``), the game
-config it was trained for, and the folder that holds ``model.zip`` with its ``args.json`` (training
-arguments) and ``eval.json`` (its evaluation) beside it. Each listed id is registered at import, so
-``agents.make("sequence_v0/ppo-v1")`` works like any other agent. Nothing is ever loaded by "newest
-file". Set ``TABLETOP_CHECKPOINTS`` to use another checkpoint folder.
+The checkpoint folder (``checkpoints/`` of this project, installed with the package; set
+``TABLETOP_CHECKPOINTS`` to use another) holds ``index.json``::
 
-torch and sb3-contrib are imported only when a policy is first used.
+    {"checkpoints": [
+        {"id": "sequence_v0/ppo-v1", "game": "sequence_v0", "config": {...},
+         "format": "policy", "path": "sequence_v0/ppo-v1",
+         "args": "sequence_v0/ppo-v1/args.json", "eval": "sequence_v0/ppo-v1/eval.json",
+         "description": "..."}
+    ]}
+
+``path`` is the folder (relative to the checkpoint folder) holding ``policy.json`` and
+``policy.safetensors`` as written by :func:`agents.policy_io.save_policy`. Loading reads JSON and
+safetensors only — nothing in a checkpoint is ever unpickled or executed. Paths must stay inside the
+checkpoint folder: absolute paths, ``..`` and symlinks that lead out are refused.
+
+Each listed id is registered at ``import agents`` so ``agents.make("sequence_v0/ppo-v1")`` works like
+any other agent. A malformed index never breaks the import: every usable entry is registered, an
+entry that is wrong is registered as an id that raises :class:`CheckpointError` saying what is wrong
+when it is made, and problems that belong to no id (the file is not JSON, an entry without an id)
+are reported with a :class:`CheckpointWarning`. Nothing is ever loaded by "newest file".
+
+New checkpoints are added with :func:`register_checkpoint`, which refuses an id that already exists:
+an id, once shipped, keeps meaning the same weights.
+
+torch is imported only when a policy is first used.
 """
 
 from __future__ import annotations
@@ -14,161 +32,403 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import zipfile
+import shutil
+import tempfile
+import warnings
 from functools import partial
 from typing import Any
 
 import numpy as np
 
+import envs
 from agents.base import Agent
-from agents.registry import register
+from agents.policy_io import (
+    SPEC_FILE,
+    WEIGHTS_FILE,
+    CheckpointError,
+    load_policy,
+    read_policy_spec,
+)
+from agents.registry import available, parse_id, register
 
 DEFAULT_DIR = pathlib.Path(__file__).resolve().parents[1] / "checkpoints"
+INDEX_FILE = "index.json"
+#: The only entry format this library loads (policy.json + policy.safetensors).
+FORMAT = "policy"
+MAX_INDEX_BYTES = 1 << 20
+#: Files copied from a training run folder when a checkpoint is registered (the policy files are required).
+CHECKPOINT_FILES = (SPEC_FILE, WEIGHTS_FILE, "args.json", "eval.json", "learning_curve.png")
+
+__all__ = [
+    "CheckpointError",
+    "CheckpointWarning",
+    "PolicyAgent",
+    "checkpoint_dir",
+    "read_index",
+    "register_checkpoint",
+    "register_index",
+    "scan_index",
+]
 
 
-class CheckpointError(ValueError):
-    """A checkpoint file or index entry that is missing, corrupt or made for another game/config."""
+class CheckpointWarning(UserWarning):
+    """A problem in ``index.json`` that belongs to no usable id (reported at import, never raised)."""
 
 
 def checkpoint_dir() -> pathlib.Path:
-    return pathlib.Path(os.environ.get("TABLETOP_CHECKPOINTS", DEFAULT_DIR))
+    """The checkpoint folder: ``$TABLETOP_CHECKPOINTS`` if set, else the one shipped with the package."""
+    return pathlib.Path(os.environ.get("TABLETOP_CHECKPOINTS") or DEFAULT_DIR)
 
 
-def read_index(folder: pathlib.Path | None = None) -> list[dict[str, Any]]:
-    """The entries of ``index.json`` (an empty list if there is no index), validated."""
-    folder = folder or checkpoint_dir()
-    path = folder / "index.json"
+# -------------------------------------------------------------------------------------------------
+# The index: read, validated entry by entry
+def inside(root: pathlib.Path, relative: Any, what: str) -> pathlib.Path:
+    """``root / relative`` after checking that it stays inside ``root`` (symlinks followed)."""
+    if not isinstance(relative, str) or not relative:
+        raise CheckpointError(f"{what} must be a non-empty relative path string, got {relative!r:.80}")
+    candidate = pathlib.PurePosixPath(relative)
+    if candidate.is_absolute() or pathlib.PureWindowsPath(relative).is_absolute() or "\\" in relative:
+        raise CheckpointError(f"{what} {relative!r} is absolute; paths are relative to the checkpoint folder")
+    if ".." in candidate.parts:
+        raise CheckpointError(f"{what} {relative!r} contains '..'; paths must stay inside the checkpoint folder")
+    root_resolved = root.resolve()
+    path = (root / relative).resolve()
+    if path != root_resolved and root_resolved not in path.parents:
+        raise CheckpointError(
+            f"{what} {relative!r} leads to {path}, outside the checkpoint folder {root_resolved} (a symlink?)"
+        )
+    return root / relative
+
+
+def _read_index_file(folder: pathlib.Path) -> list[Any]:
+    """The raw ``checkpoints`` list of ``folder/index.json`` ([] if there is no index)."""
+    path = folder / INDEX_FILE
     if not path.exists():
         return []
+    if not path.is_file():
+        raise CheckpointError(f"{path} is not a regular file")
+    if path.stat().st_size > MAX_INDEX_BYTES:
+        raise CheckpointError(f"{path} is larger than {MAX_INDEX_BYTES} bytes")
     try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CheckpointError(f"{path} is not valid JSON: {exc}") from exc
     entries = data.get("checkpoints") if isinstance(data, dict) else None
     if not isinstance(entries, list):
-        raise CheckpointError(f"{path} must hold {{'checkpoints': [...]}}")
-    for entry in entries:
-        missing = [k for k in ("id", "game", "path", "config") if k not in entry]
-        if missing:
-            raise CheckpointError(f"{path}: entry {entry.get('id', entry)!r} lacks {missing}")
+        raise CheckpointError(f"{path} must hold a JSON object {{\"checkpoints\": [...]}}")
     return entries
 
 
-_LOADED: dict[tuple[str, float, str, str], Any] = {}
-
-
-def load_policy(model_path: pathlib.Path, game_name: str, config: dict[str, Any]):
-    """Load a MaskablePPO zip and check that it fits ``game_name`` with ``config``.
-
-    Loaded models are cached by path, modification time, game and config, so an evaluation that
-    builds a fresh agent for every game loads each checkpoint once per process.
-    """
-    model_path = pathlib.Path(model_path)
-    key = None
-    if model_path.exists():
-        key = (str(model_path.resolve()), model_path.stat().st_mtime, game_name, json.dumps(config, sort_keys=True))
-        if key in _LOADED:
-            return _LOADED[key]
-    model = _load_policy(model_path, game_name, config)
-    if key is not None:
-        _LOADED[key] = model
-    return model
-
-
-def _load_policy(model_path: pathlib.Path, game_name: str, config: dict[str, Any]):
-    import envs
-
-    if not model_path.exists():
-        raise CheckpointError(f"checkpoint file {model_path} does not exist")
-    if not zipfile.is_zipfile(model_path):
-        raise CheckpointError(f"checkpoint file {model_path} is not a zip archive (corrupt or truncated)")
-    import torch
-    from sb3_contrib import MaskablePPO
-
-    torch.set_num_threads(1)
+def check_entry(entry: Any, folder: pathlib.Path) -> dict[str, Any]:
+    """The entry, if it is a usable index entry of ``folder``; otherwise a :class:`CheckpointError`."""
+    if not isinstance(entry, dict):
+        raise CheckpointError(f"an entry must be a JSON object, got {type(entry).__name__} {entry!r:.60}")
+    agent_id = entry.get("id")
     try:
-        model = MaskablePPO.load(str(model_path), device="cpu")
-    except Exception as exc:  # sb3 raises many kinds of errors on a damaged archive
-        raise CheckpointError(f"checkpoint file {model_path} could not be loaded: {type(exc).__name__}: {exc}") from exc
-    env = envs.make(game_name, raw=True, **config)
-    agent0 = env.possible_agents[0]
-    obs_space = env.observation_space(agent0)["observation"]
-    if model.observation_space.shape != obs_space.shape:
+        id_game, _, _ = parse_id(agent_id)
+    except ValueError as exc:
+        raise CheckpointError(str(exc)) from None
+    missing = [k for k in ("game", "config", "path") if k not in entry]
+    if missing:
+        raise CheckpointError(f"the entry lacks {missing} (an entry has id, game, config, format, path)")
+    if entry.get("format") != FORMAT:
         raise CheckpointError(
-            f"{model_path} expects observations of shape {model.observation_space.shape}, but {game_name} "
-            f"with config {config} gives {obs_space.shape}"
+            f"format {entry.get('format', '(none given)')!r:.60} is not loaded by this library; only {FORMAT!r} "
+            "(policy.json + policy.safetensors) is. Stable-Baselines3 zips are refused because loading "
+            "them runs code stored in the file; convert zips you made yourself with "
+            "`python -m training.convert_sb3`"
         )
-    if model.action_space.n != env.action_space(agent0).n:
-        raise CheckpointError(
-            f"{model_path} has {model.action_space.n} actions, but {game_name} has {env.action_space(agent0).n}"
-        )
-    return model
+    if entry["game"] not in envs.NAMES:
+        raise CheckpointError(f"game {entry['game']!r:.60} is not one of {list(envs.NAMES)}")
+    if id_game != entry["game"]:
+        raise CheckpointError(f"id {agent_id!r} does not start with its game {entry['game']!r}")
+    if not isinstance(entry["config"], dict):
+        raise CheckpointError(f"config must be a JSON object, got {entry['config']!r:.80}")
+    if "description" in entry and not isinstance(entry["description"], str):
+        raise CheckpointError("description must be a string")
+    inside(folder, entry["path"], "path")
+    for key in ("args", "eval"):
+        if key in entry:
+            inside(folder, entry[key], key)
+    return entry
+
+
+def _is_id(value: Any) -> bool:
+    try:
+        parse_id(value)
+    except ValueError:
+        return False
+    return True
+
+
+def scan_index(folder: pathlib.Path | None = None) -> tuple[list[dict[str, Any]], dict[str, str], list[str]]:
+    """Read ``index.json`` without raising: ``(usable entries, {id: problem}, problems without an id)``."""
+    folder = folder or checkpoint_dir()
+    try:
+        raw = _read_index_file(folder)
+    except CheckpointError as exc:
+        return [], {}, [str(exc)]
+    good: list[dict[str, Any]] = []
+    bad: dict[str, str] = {}
+    loose: list[str] = []
+    seen: set[str] = set()
+    for n, entry in enumerate(raw):
+        agent_id = entry.get("id") if isinstance(entry, dict) else None
+        named = _is_id(agent_id)
+        try:
+            check_entry(entry, folder)
+            if agent_id in seen:
+                raise CheckpointError("the id is listed more than once")
+        except CheckpointError as exc:
+            problem = f"{folder / INDEX_FILE}, entry {n} ({agent_id if named else 'no usable id'}): {exc}"
+            if named:
+                bad.setdefault(agent_id, problem)
+                good = [e for e in good if e["id"] != agent_id]
+            else:
+                loose.append(problem)
+        else:
+            if agent_id not in bad:
+                good.append(entry)
+        if named:
+            seen.add(agent_id)
+    return good, bad, loose
+
+
+def read_index(folder: pathlib.Path | None = None) -> list[dict[str, Any]]:
+    """The entries of ``index.json``, all validated; any problem raises :class:`CheckpointError`."""
+    good, bad, loose = scan_index(folder)
+    problems = loose + list(bad.values())
+    if problems:
+        raise CheckpointError("; ".join(problems))
+    return good
+
+
+# -------------------------------------------------------------------------------------------------
+# Loading a policy folder (cached per process)
+_LOADED: dict[tuple, tuple[Any, dict[str, Any]]] = {}
+
+
+def _stamp(path: pathlib.Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_mtime_ns, stat.st_size
+
+
+def load_checkpoint(policy_folder: pathlib.Path, game_name: str, root: pathlib.Path | None = None):
+    """``(module, spec)`` of ``policy_folder``, checked against ``game_name``; cached per process.
+
+    With ``root``, the policy files themselves must also lie inside ``root`` (no symlink out).
+    """
+    policy_folder = pathlib.Path(policy_folder)
+    if root is not None:
+        for name in (SPEC_FILE, WEIGHTS_FILE):
+            rel = (policy_folder / name).relative_to(root).as_posix()
+            inside(root, rel, name)
+    try:
+        key = (str(policy_folder.resolve()), game_name, _stamp(policy_folder / SPEC_FILE),
+               _stamp(policy_folder / WEIGHTS_FILE))
+    except OSError:
+        key = None
+    if key is not None and key in _LOADED:
+        return _LOADED[key]
+    loaded = load_policy(policy_folder, game=game_name)
+    if key is not None:
+        _LOADED[key] = loaded
+    return loaded
+
+
+def _game_config(game: Any) -> dict[str, Any]:
+    """The config dict of a ``Game`` (new agent API) or a plain config dict (old API)."""
+    config = getattr(game, "config", game)
+    return dict(config or {})
 
 
 class PolicyAgent(Agent):
-    """Plays a trained MaskablePPO policy: the most likely legal action (or a sample if stochastic)."""
+    """Plays a trained policy: the most likely legal action, or (``deterministic=False``) a seeded sample.
+
+    The network maps an observation to one logit per action; illegal actions are masked out before the
+    choice. Give either ``path`` (a folder with ``policy.json`` + ``policy.safetensors``) or ``model``
+    (an already built torch module, e.g. from a trainer).
+    """
 
     def __init__(
         self,
         game_name: str,
         seed: int | None = None,
-        model_path: str | os.PathLike | None = None,
+        path: str | os.PathLike | None = None,
         config: dict[str, Any] | None = None,
         deterministic: bool = True,
         model: Any = None,
+        root: str | os.PathLike | None = None,
     ) -> None:
         super().__init__(game_name, seed)
-        if model is None and model_path is None:
-            raise CheckpointError("PolicyAgent needs a model_path or a loaded model")
-        self.model_path = pathlib.Path(model_path) if model_path is not None else None
+        if model is None and path is None:
+            raise CheckpointError("PolicyAgent needs a policy folder (path=...) or a built torch module (model=...)")
+        if model is not None and not callable(model):
+            raise CheckpointError(
+                f"model must be a torch module mapping observations to logits, got {type(model).__name__}"
+            )
+        self.path = pathlib.Path(path) if path is not None else None
+        self.root = pathlib.Path(root) if root is not None else None
         self.trained_config = dict(config or {})
         self.deterministic = deterministic
         self.model = model
+        self.spec: dict[str, Any] | None = None
+
+    def _load(self) -> None:
+        self.model, self.spec = load_checkpoint(self.path, self.game_name, self.root)
+        if not self.trained_config:  # the policy file says which config it was trained for
+            self.trained_config = dict(self.spec["config"])
+        env = envs.make(self.game_name, raw=True, **self.trained_config)
+        agent0 = env.possible_agents[0]
+        shape = tuple(env.observation_space(agent0)["observation"].shape)
+        n = int(env.action_space(agent0).n)
+        if tuple(self.spec["observation_shape"]) != shape or self.spec["num_actions"] != n:
+            raise CheckpointError(
+                f"{self.path} expects observations {tuple(self.spec['observation_shape'])} and "
+                f"{self.spec['num_actions']} actions, but {self.game_name} with config {self.trained_config} "
+                f"gives {shape} and {n}"
+            )
 
     def reset(self, seat: int, game: Any) -> None:
         super().reset(seat, game)
         if self.model is None:
-            self.model = load_policy(self.model_path, self.game_name, self.trained_config)
+            self._load()
         if self.trained_config:
-            import envs
-
             trained = envs.make_game(self.game_name, **self.trained_config).config
-            if trained != game.config:
+            here = _game_config(game)
+            if trained != here:
                 raise CheckpointError(
                     f"{self.agent_id or 'policy'} was trained for {self.game_name} with {trained}, "
-                    f"but this game has {game.config}"
+                    f"but this game has {here}"
                 )
 
-    def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
-        if self.model is None:
-            self.model = load_policy(self.model_path, self.game_name, self.trained_config)
-        mask = observation["action_mask"].astype(bool)
-        if self.deterministic:
-            action, _ = self.model.predict(observation["observation"], action_masks=mask, deterministic=True)
-            return int(action)
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        """The network's logits for one observation (float32, one per action)."""
         import torch
 
+        torch.set_num_threads(1)
+        if self.model is None:
+            self._load()
         with torch.no_grad():
-            obs_t, _ = self.model.policy.obs_to_tensor(observation["observation"])
-            dist = self.model.policy.get_distribution(obs_t, action_masks=mask[None])
-            probs = dist.distribution.probs[0].numpy().astype(float)
-        probs = probs * mask
-        probs /= probs.sum()
-        return int(np.searchsorted(np.cumsum(probs), self.rng.random() * probs.sum(), side="right").clip(0, len(probs) - 1))
+            obs = torch.as_tensor(np.asarray(observation, dtype=np.float32)[None])
+            return self.model(obs)[0].numpy()
+
+    def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
+        mask = np.asarray(observation["action_mask"]).astype(bool)
+        if not mask.any():
+            raise ValueError(f"{self.agent_id or 'policy'}: asked to act with an empty action mask")
+        logits = self.logits(observation["observation"]).astype(np.float64)
+        masked = np.where(mask, logits, -np.inf)
+        if self.deterministic:
+            return int(np.argmax(masked))
+        probs = np.exp(masked - masked.max())
+        cumulative = np.cumsum(probs)
+        pick = int(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"))
+        legal = np.flatnonzero(mask)
+        return pick if pick < len(mask) and mask[pick] else int(legal[-1])
+
+
+# -------------------------------------------------------------------------------------------------
+# Registering the index's ids as agents
+def _make_policy_agent(game_name: str, seed: int | None = None, *, entry: dict[str, Any], root: pathlib.Path,
+                       **kwargs: Any) -> PolicyAgent:
+    policy_folder = inside(root, entry["path"], "path")
+    if not (policy_folder / SPEC_FILE).is_file():
+        raise CheckpointError(
+            f"{entry['id']}: {policy_folder} holds no {SPEC_FILE}; a checkpoint folder holds "
+            f"{SPEC_FILE} + {WEIGHTS_FILE}"
+        )
+    inside(root, (policy_folder / SPEC_FILE).relative_to(root).as_posix(), SPEC_FILE)
+    spec = read_policy_spec(policy_folder)  # cheap: JSON only, so make() already refuses a bad spec
+    if spec["game"] != game_name:
+        raise CheckpointError(f"{entry['id']}: {policy_folder} holds a policy for {spec['game']!r}")
+    try:
+        envs.make_game(game_name, **entry["config"])
+    except Exception as exc:  # a ConfigError naming the key and the allowed values
+        raise CheckpointError(f"{entry['id']}: config {entry['config']} is not valid: {exc}") from exc
+    return PolicyAgent(game_name, seed=seed, path=policy_folder, config=entry["config"], root=root, **kwargs)
+
+
+def _refuse(game_name: str, seed: int | None = None, *, problem: str, **kwargs: Any) -> Agent:
+    raise CheckpointError(problem)
 
 
 def register_index(folder: pathlib.Path | None = None) -> list[str]:
-    """Register every checkpoint of the index as an agent id; returns the ids."""
+    """Register every id of the index as an agent; returns the usable ids. Never raises for a bad index."""
     folder = folder or checkpoint_dir()
+    good, bad, loose = scan_index(folder)
     ids = []
-    for entry in read_index(folder):
-        factory = partial(
-            _make_policy_agent, model_path=folder / entry["path"], config=entry["config"]
-        )
-        register(entry["id"], factory, entry.get("description", "trained MaskablePPO policy"))
-        ids.append(entry["id"])
+    for entry in good:
+        try:
+            register(entry["id"], partial(_make_policy_agent, entry=entry, root=folder),
+                     entry.get("description", "trained policy"))
+            ids.append(entry["id"])
+        except ValueError as exc:  # the id belongs to another agent already
+            loose.append(f"{folder / INDEX_FILE}: {entry['id']}: {exc}")
+    for agent_id, problem in bad.items():
+        try:
+            register(agent_id, partial(_refuse, problem=problem), f"unusable checkpoint entry: {problem}")
+        except ValueError as exc:
+            loose.append(f"{problem} ({exc})")
+    for problem in loose:
+        warnings.warn(problem, CheckpointWarning, stacklevel=2)
     return ids
 
 
-def _make_policy_agent(game_name: str, seed: int | None = None, *, model_path, config) -> PolicyAgent:
-    return PolicyAgent(game_name, seed=seed, model_path=model_path, config=config)
+# -------------------------------------------------------------------------------------------------
+# Adding a checkpoint
+def register_checkpoint(
+    checkpoint_id: str,
+    source: str | os.PathLike,
+    *,
+    description: str,
+    folder: str | os.PathLike | None = None,
+) -> dict[str, Any]:
+    """Copy the policy in ``source`` into the checkpoint folder as ``checkpoint_id`` and list it in the index.
+
+    ``source`` is a folder holding ``policy.json`` + ``policy.safetensors`` (a training run's output;
+    ``args.json``, ``eval.json`` and ``learning_curve.png`` are copied too when present). The policy
+    is loaded once to check it. An id that exists already — in the index, as a folder, or as another
+    agent — is refused: an id, once shipped, keeps meaning the same weights, so a retrained policy
+    gets a new version number. Returns the new index entry.
+    """
+    root = pathlib.Path(folder) if folder is not None else checkpoint_dir()
+    source = pathlib.Path(source)
+    try:
+        id_game, kind, _ = parse_id(checkpoint_id)
+    except ValueError as exc:
+        raise CheckpointError(str(exc)) from None
+    raw = _read_index_file(root)  # a malformed index is reported, never overwritten
+    existing = {e.get("id") for e in raw if isinstance(e, dict)}
+    if checkpoint_id in existing or checkpoint_id in available(id_game):
+        taken = sorted(i for i in existing | set(available(id_game)) if isinstance(i, str)
+                       and i.startswith(f"{id_game}/{kind}-v"))
+        raise CheckpointError(
+            f"checkpoint id {checkpoint_id!r} already exists (taken: {taken}); an id keeps meaning the "
+            "same weights, so register the new policy under a new version"
+        )
+    spec = read_policy_spec(source)
+    game = spec["game"]
+    if game != id_game:
+        raise CheckpointError(f"{source} holds a policy for {game!r}, but the id {checkpoint_id!r} is for {id_game!r}")
+    config = envs.make_game(game, **spec["config"]).config
+    load_policy(source, game=game)  # the weights load and fit
+    dest = root / checkpoint_id
+    if dest.exists():
+        raise CheckpointError(f"{dest} exists already; refusing to overwrite it")
+    dest.mkdir(parents=True)
+    for name in CHECKPOINT_FILES:
+        if (source / name).is_file():
+            shutil.copyfile(source / name, dest / name)
+    rel = dest.relative_to(root).as_posix()
+    entry: dict[str, Any] = {"id": checkpoint_id, "game": game, "config": config, "format": FORMAT, "path": rel}
+    for key, name in (("args", "args.json"), ("eval", "eval.json")):
+        if (dest / name).is_file():
+            entry[key] = f"{rel}/{name}"
+    entry["description"] = description
+    check_entry(entry, root)
+    entries = sorted([*raw, entry], key=lambda e: str(e.get("id")) if isinstance(e, dict) else "")
+    with tempfile.NamedTemporaryFile("w", dir=root, suffix=".tmp", delete=False) as tmp:
+        tmp.write(json.dumps({"checkpoints": entries}, indent=2) + "\n")
+    os.replace(tmp.name, root / INDEX_FILE)
+    return entry

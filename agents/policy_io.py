@@ -199,6 +199,39 @@ def read_policy_spec(folder: str | pathlib.Path) -> dict[str, Any]:
     return spec
 
 
+def _build(folder: pathlib.Path, spec: dict[str, Any], held: int) -> Any:
+    """The spec's network, built only once it is known to need no more values than the weights file holds.
+
+    The builder first runs on torch's "meta" device (no memory) so a spec asking for a huge network is
+    refused before anything is allocated; a builder that needs real data while building (computed index
+    buffers) skips that pre-check and is bounded by the exact tensor comparison after it.
+    """
+    import torch
+
+    builder, kwargs = ARCHITECTURES[spec["arch"]], spec["arch_kwargs"]
+    try:
+        with torch.device("meta"):
+            skeleton = builder(**kwargs)
+    except CheckpointError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{folder}: arch_kwargs do not fit {spec['arch']!r}: {exc}") from exc
+    except Exception:  # noqa: BLE001 - only the pre-check is skipped; the real build below is checked
+        skeleton = None
+    if skeleton is not None:
+        needed = sum(t.numel() for t in skeleton.state_dict().values())
+        if needed > held:
+            raise CheckpointError(
+                f"{folder}: arch_kwargs describe a network of {needed} values, but {WEIGHTS_FILE} holds {held}"
+            )
+    try:
+        return builder(**kwargs)
+    except CheckpointError:
+        raise
+    except (TypeError, ValueError, RuntimeError, OverflowError, MemoryError) as exc:
+        raise CheckpointError(f"{folder}: arch_kwargs do not fit {spec['arch']!r}: {exc}") from exc
+
+
 def load_policy(
     folder: str | pathlib.Path,
     game: str | None = None,
@@ -224,17 +257,12 @@ def load_policy(
         )
     if num_actions is not None and spec["num_actions"] != num_actions:
         raise CheckpointError(f"{folder} has {spec['num_actions']} actions, but the game has {num_actions}")
-    try:
-        module = ARCHITECTURES[spec["arch"]](**spec["arch_kwargs"])
-    except CheckpointError:
-        raise
-    except (TypeError, ValueError) as exc:
-        raise CheckpointError(f"{folder}: arch_kwargs do not fit {spec['arch']!r}: {exc}") from exc
     raw = _read_regular_file(folder / WEIGHTS_FILE, MAX_WEIGHTS_BYTES)
     try:
         tensors = load_tensors(raw)
     except (SafetensorError, ValueError, RuntimeError, OSError) as exc:
         raise CheckpointError(f"{folder / WEIGHTS_FILE} is not a valid safetensors file: {exc}") from exc
+    module = _build(folder, spec, sum(t.numel() for t in tensors.values()))
     own = module.state_dict()
     missing = sorted(set(own) - set(tensors))
     extra = sorted(set(tensors) - set(own))
@@ -255,8 +283,12 @@ def load_policy(
             raise CheckpointError(f"{folder / WEIGHTS_FILE}: tensor {name!r} holds NaN or infinite values")
     module.load_state_dict(tensors, strict=True)
     module.eval()
-    with torch.no_grad():
-        probe = module(torch.zeros((1, *spec["observation_shape"]), dtype=torch.float32))
+    try:
+        with torch.no_grad():
+            probe = module(torch.zeros((1, *spec["observation_shape"]), dtype=torch.float32))
+    except (RuntimeError, ValueError, TypeError, IndexError) as exc:
+        raise CheckpointError(f"{folder}: the network fails on an observation of shape "
+                              f"{tuple(spec['observation_shape'])}: {exc}") from exc
     if tuple(probe.shape) != (1, spec["num_actions"]):
         raise CheckpointError(
             f"{folder}: the network returns shape {tuple(probe.shape)} for one observation, "

@@ -52,3 +52,13 @@ def available(game_name: str | None = None) -> list[str]:
 
 def describe(agent_id: str) -> str:
     return _DESCRIPTIONS.get(agent_id, "")
+
+
+def parse_id(agent_id: object) -> tuple[str, str, int]:
+    """``(game, kind, version)`` of a well-formed agent id; a ``ValueError`` showing the shape otherwise."""
+    match = _ID.match(agent_id) if isinstance(agent_id, str) else None
+    if not match:
+        raise ValueError(
+            f"agent id {agent_id!r:.80} is malformed; ids look like 'sequence_v0/ppo-v1' (<game>/<kind>-v<version>)"
+        )
+    return match.group("game"), match.group("kind"), int(match.group("version"))

@@ -75,16 +75,15 @@ def main(argv: list[str] | None = None) -> list[pathlib.Path]:
 
     parser = argparse.ArgumentParser(
         prog="python -m tests.golden_playthroughs",
-        description="Regenerate the golden playthrough files (tests/golden/<game>-<family>.txt): a seeded random "
-        f"game of {ACTIONS} actions in the game's first configuration family, dumped after every action.",
+        description="Regenerate the golden playthrough files in tests/golden/ (one per game: its first config "
+        f"family, seed {SEED}, up to {ACTIONS} seeded random legal actions). Review the diff before committing.",
     )
     parser.add_argument("games", nargs="*", metavar="GAME",
-                        help=f"games to regenerate, from {list(envs.NAMES)} (default: all of them)")
-    args = parser.parse_args(argv)
-    names = args.games or list(envs.NAMES)
+                        help=f"games to regenerate, from {list(envs.NAMES)} (default: every game)")
+    names = parser.parse_args(argv).games or list(envs.NAMES)
     unknown = sorted(set(names) - set(envs.NAMES))
     if unknown:
-        raise SystemExit(f"error: unknown games {unknown}; choose from {list(envs.NAMES)}")
+        parser.error(f"unknown games {unknown}; choose from {list(envs.NAMES)}")
     GOLDEN_DIR.mkdir(exist_ok=True)
     written = []
     for game_name in names:

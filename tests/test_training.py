@@ -11,7 +11,7 @@ import pytest
 import agents
 import envs
 from envs.core import IllegalActionError
-from agents.checkpoint import CheckpointError, PolicyAgent, read_index, register_index
+from agents.checkpoint import CheckpointError, PolicyAgent, read_index
 from training import train_ppo
 from training.selfplay import SelfPlayEnv
 
@@ -56,7 +56,8 @@ def test_selfplay_env_reward_is_the_learners_own_even_when_an_opponent_ends_the_
 
 
 def test_train_script_tiny_budget_writes_a_loadable_checkpoint(tmp_path, monkeypatch):
-    monkeypatch.setenv("TABLETOP_CHECKPOINTS", str(tmp_path))
+    monkeypatch.setenv("TABLETOP_CHECKPOINTS", str(tmp_path / "checkpoints"))
+    monkeypatch.chdir(tmp_path)  # the default run folder is relative to where the command runs
     out = train_ppo.main(
         [
             "--game", "sequence_v0", "--total-timesteps", "256", "--n-steps", "128", "--batch-size", "64",
@@ -64,20 +65,36 @@ def test_train_script_tiny_budget_writes_a_loadable_checkpoint(tmp_path, monkeyp
             "sequence_v0/ppo-test-v1", "--register", "--no-progress", "--selfplay-every", "128",
         ]
     )
-    for name in ("model.zip", "args.json", "eval.json", "learning_curve.png"):
+    assert out.resolve().parent == (tmp_path / "runs" / "train_ppo").resolve()  # its own run folder
+    for name in ("policy.json", "policy.safetensors", "args.json", "eval.json", "learning_curve.png"):
         assert (out / name).exists(), name
     args = json.loads((out / "args.json").read_text())
     assert args["total_timesteps"] == 256 and args["game"] == "sequence_v0"
     evaluation = json.loads((out / "eval.json").read_text())
     assert evaluation["final"]["random-v0"]["games"] == 2
     assert [c["step"] for c in evaluation["learning_curve"]][:1] == [128]
-    entries = read_index(tmp_path)
+    entries = read_index(tmp_path / "checkpoints")
     assert [e["id"] for e in entries] == ["sequence_v0/ppo-test-v1"]
+    assert entries[0]["format"] == "policy"
     # the index entry loads as an agent and plays legal moves through a whole game
-    bot = PolicyAgent("sequence_v0", model_path=tmp_path / entries[0]["path"], config=entries[0]["config"])
+    bot = PolicyAgent("sequence_v0", path=tmp_path / "checkpoints" / entries[0]["path"], config=entries[0]["config"])
     rnd = agents.make("sequence_v0/random-v0", seed=1)
     record = agents.play_game("sequence_v0", [bot, rnd], seed=4)
     assert record.length > 0
+    # training again under the same id is refused before any training starts
+    with pytest.raises(SystemExit):
+        train_ppo.parse_args(["--checkpoint-id", "sequence_v0/ppo-test-v1", "--register"])
+
+
+def test_the_readme_training_command_cannot_overwrite_a_shipped_checkpoint(capsys):
+    args = train_ppo.parse_args(["--game", "pans_trial_v0"])  # no id: the run goes to its own folder
+    assert args.checkpoint_id == "" and not args.register
+    with pytest.raises(SystemExit):
+        train_ppo.parse_args(["--game", "pans_trial_v0", "--checkpoint-id", "pans_trial_v0/ppo-v1", "--register"])
+    assert "exists already" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        train_ppo.parse_args(["--register"])
+    assert "--register needs --checkpoint-id" in capsys.readouterr().err
 
 
 def test_train_script_rejects_bad_arguments_with_the_allowed_values(capsys):
@@ -92,12 +109,13 @@ def test_train_script_rejects_bad_arguments_with_the_allowed_values(capsys):
 
 
 def test_corrupt_or_mismatched_checkpoints_raise_clear_errors(tmp_path):
-    broken = tmp_path / "model.zip"
-    broken.write_bytes(b"this is not a zip file")
-    bot = PolicyAgent("sequence_v0", model_path=broken, config={})
-    with pytest.raises(CheckpointError, match="not a zip archive"):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "policy.json").write_text("this is not JSON")
+    bot = PolicyAgent("sequence_v0", path=broken, config={})
+    with pytest.raises(CheckpointError, match="not valid UTF-8 JSON"):
         bot.reset(0, envs.make_game("sequence_v0"))
-    missing = PolicyAgent("sequence_v0", model_path=tmp_path / "nope.zip", config={})
+    missing = PolicyAgent("sequence_v0", path=tmp_path / "nope", config={})
     with pytest.raises(CheckpointError, match="does not exist"):
         missing.reset(0, envs.make_game("sequence_v0"))
     (tmp_path / "index.json").write_text("{not json")
@@ -105,15 +123,24 @@ def test_corrupt_or_mismatched_checkpoints_raise_clear_errors(tmp_path):
         read_index(tmp_path)
     (tmp_path / "index.json").write_text(json.dumps({"checkpoints": [{"id": "sequence_v0/x-v1"}]}))
     with pytest.raises(CheckpointError, match="lacks"):
-        register_index(tmp_path)
+        read_index(tmp_path)
+    # a policy for another config refuses to sit at this game
+    shipped = pathlib.Path(__file__).resolve().parents[1] / "checkpoints"
+    entry = {e["id"]: e for e in read_index(shipped)}["sequence_v0/ppo-v1"]
+    bot = PolicyAgent("sequence_v0", path=shipped / entry["path"], config=entry["config"])
+    with pytest.raises(CheckpointError, match="was trained for"):
+        bot.reset(0, envs.make_game("sequence_v0", num_teams=3).config)
 
 
 def test_shipped_checkpoints_are_listed_with_args_and_eval_beside_them():
     root = pathlib.Path(__file__).resolve().parents[1] / "checkpoints"
     for entry in read_index(root):
         assert entry["id"] in agents.available(entry["game"])
+        assert entry["format"] == "policy"
         for key in ("path", "args", "eval"):
             assert (root / entry[key]).exists(), f"{entry['id']}: {entry[key]} missing"
+        assert (root / entry["path"] / "policy.json").is_file() and (root / entry["path"] / "policy.safetensors").is_file()
+        assert not list((root / entry["path"]).glob("*.zip")), "no pickled SB3 zip ships"
         evaluation = json.loads((root / entry["eval"]).read_text())
         assert evaluation["checkpoint_id"] == entry["id"]
 

@@ -1,13 +1,19 @@
-"""Train a MaskablePPO policy for any game by self-play, then save it as a loadable checkpoint.
+"""Train a MaskablePPO policy for any game by self-play, then save it as a loadable policy.
 
-    python -m training.train_ppo --game sequence_v0 --total-timesteps 200000 --checkpoint-id sequence_v0/ppo-v1
+    python -m training.train_ppo --game sequence_v0 --total-timesteps 200000
+    python -m training.train_ppo --game sequence_v0 --total-timesteps 200000 --checkpoint-id sequence_v0/ppo-v2 --register
 
 Reads top to bottom (CleanRL style): the ``Args`` dataclass documents every option; seeding happens in
 one place; the learner plays one seat while opponents — random, heuristic or frozen snapshots of the
 learner itself — move inside ``step()`` (see ``training/selfplay.py``). Every ``eval_every`` steps the
-policy is evaluated against fixed opponents on seeded games; the learning curve is written as CSV and
-PNG. The checkpoint folder gets ``model.zip``, ``args.json`` and ``eval.json`` side by side, and with
-``--register`` the id is added to ``checkpoints/index.json`` so ``agents.make(id)`` loads it.
+policy is evaluated against fixed opponents on seeded games; the learning curve is written into
+``eval.json`` and as a PNG. Everything goes into the run's own folder (``runs/train_ppo/<game>-<time>`` unless ``--out`` says
+otherwise): the policy as ``policy.json`` + ``policy.safetensors`` (data only, see
+``agents/policy_io.py``), ``args.json``, ``eval.json`` and the curve, plus SB3's own ``sb3_model.zip``
+for resuming training with Stable-Baselines3 (the library never loads it). With ``--register`` the
+policy is copied into the checkpoint folder under ``--checkpoint-id`` and listed in its
+``index.json``, so ``agents.make(id)`` loads it; an id that exists already is refused before training
+starts.
 """
 
 from __future__ import annotations
@@ -25,8 +31,18 @@ import numpy as np
 
 import agents
 import envs
-from agents.checkpoint import PolicyAgent, checkpoint_dir
+from agents.checkpoint import (
+    CheckpointError,
+    PolicyAgent,
+    checkpoint_dir,
+    read_index,
+    register_checkpoint,
+)
+from agents.policy_io import save_policy
+from training.convert_sb3 import actor_of
 from training.selfplay import SelfPlayEnv
+
+RUNS_DIR = pathlib.Path("runs") / "train_ppo"
 
 
 @dataclass
@@ -36,11 +52,11 @@ class Args:
     config: str = "{}"
     """game config as JSON, e.g. '{"num_teams": 3}'"""
     checkpoint_id: str = ""
-    """versioned agent id to save under, e.g. sequence_v0/ppo-v1 (default: <game>/ppo-v1)"""
+    """versioned agent id for --register, e.g. sequence_v0/ppo-v2 (none by default; an id that exists is refused)"""
     out: str = ""
-    """checkpoint folder (default: checkpoints/<checkpoint_id>)"""
+    """run folder for the policy, args, evaluation and curve (empty: runs/train_ppo/<game>-<UTC time>)"""
     register: bool = False
-    """add the checkpoint to checkpoints/index.json when done"""
+    """copy the policy into the checkpoint folder as --checkpoint-id and list it in its index.json"""
     seed: int = 1
     """seed of everything: torch, numpy, opponents, deals"""
     total_timesteps: int = 100_000
@@ -52,13 +68,19 @@ class Args:
     selfplay_max: int = 5
     """keep at most this many snapshots in the pool (oldest dropped)"""
     learning_rate: float = 3e-4
+    """Adam learning rate"""
     n_steps: int = 1024
     """rollout length per update"""
     batch_size: int = 256
+    """minibatch size of each gradient step"""
     n_epochs: int = 6
+    """passes over each rollout"""
     gamma: float = 0.995
+    """discount factor"""
     ent_coef: float = 0.01
+    """entropy bonus coefficient"""
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    """hidden layer widths of the policy (and of the separate value) network"""
     eval_every: int = 20_000
     """evaluate every N steps (0: only at the end)"""
     eval_games: int = 100
@@ -70,7 +92,7 @@ class Args:
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=_HelpFormatter)
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
@@ -92,15 +114,32 @@ def parse_args(argv: list[str] | None = None) -> Args:
     except (json.JSONDecodeError, AssertionError):
         parser.error(f"--config must be a JSON object, got {args.config!r}")
     envs.make_game(args.game, **config)  # raises ConfigError with the allowed values
-    if not args.checkpoint_id:
-        args.checkpoint_id = f"{args.game}/ppo-v1"
-    if not args.checkpoint_id.startswith(args.game + "/"):
-        parser.error(f"--checkpoint-id must start with '{args.game}/'")
+    if args.register and not args.checkpoint_id:
+        parser.error(f"--register needs --checkpoint-id (a new id, e.g. {args.game}/ppo-v2)")
+    if args.checkpoint_id:
+        if not args.checkpoint_id.startswith(args.game + "/"):
+            parser.error(f"--checkpoint-id must start with '{args.game}/'")
+        if args.register:
+            taken = set(agents.available(args.game)) | {e["id"] for e in read_index()}
+            if args.checkpoint_id in taken:
+                parser.error(
+                    f"--checkpoint-id {args.checkpoint_id!r} exists already; an id keeps meaning the same "
+                    f"weights, so choose a new version (taken: {sorted(i for i in taken if i.startswith(args.game))})"
+                )
     for kind in args.opponents + args.eval_opponents:
         agent_id = f"{args.game}/{kind}"
         if agent_id not in agents.available(args.game):
             parser.error(f"unknown opponent {kind!r}; available: {agents.available(args.game)}")
     return args
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The module docstring as written, and every option's default after its meaning."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default == "":  # an empty default is explained by the option's own text
+            return action.help or ""
+        return super()._get_help_string(action)
 
 
 def _field_doc(name: str) -> str:
@@ -157,7 +196,10 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     config = json.loads(args.config)
-    out = pathlib.Path(args.out) if args.out else checkpoint_dir() / args.checkpoint_id
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    out = pathlib.Path(args.out) if args.out else RUNS_DIR / f"{args.game}-{stamp}"
+    if (out / "policy.json").exists():
+        raise SystemExit(f"{out} already holds a trained policy; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
 
     # -- opponents and the environment
@@ -202,8 +244,7 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
             step = self.num_timesteps
             if self.next_snapshot and step >= self.next_snapshot:
                 self.next_snapshot += args.selfplay_every
-                frozen = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": list(args.net_arch)}, device="cpu")
-                frozen.policy.load_state_dict(model.policy.state_dict())
+                frozen, _ = actor_of(model)
                 snapshots.append(lambda m=frozen: PolicyAgent(args.game, model=m, deterministic=False, seed=step))
                 del snapshots[: -args.selfplay_max]
                 env.pool[:] = pool + snapshots
@@ -213,7 +254,7 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
             return True
 
         def _evaluate(self, step: int) -> None:
-            result = evaluate_policy(model, args, config, args.eval_games, seed=10**6)
+            result = evaluate_policy(actor_of(model)[0], args, config, args.eval_games, seed=10**6)
             recent = self.returns[-200:]
             curve.append(
                 {
@@ -229,14 +270,20 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
     if not curve or curve[-1]["step"] != model.num_timesteps:
         monitor._evaluate(model.num_timesteps)
 
-    # -- save the checkpoint with its args and evaluation beside it
-    model.save(out / "model.zip")
+    # -- save the policy (data only) with its args and evaluation beside it
+    actor, arch_kwargs = actor_of(model)
+    full_config = envs.make_game(args.game, **config).config
+    save_policy(out, actor, arch="mlp", arch_kwargs=arch_kwargs, game=args.game, config=full_config,
+                observation_shape=env.observation_space.shape, num_actions=int(env.action_space.n),
+                meta={"trainer": "training.train_ppo", "checkpoint_id": args.checkpoint_id or None,
+                      "total_timesteps": int(model.num_timesteps)})
+    model.save(out / "sb3_model.zip")  # for resuming with Stable-Baselines3 only; never loaded by the library
     (out / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
-    final = evaluate_policy(model, args, config, args.eval_games, seed=2 * 10**6)
+    final = evaluate_policy(actor, args, config, args.eval_games, seed=2 * 10**6)
     (out / "eval.json").write_text(
         json.dumps(
             {
-                "checkpoint_id": args.checkpoint_id,
+                "checkpoint_id": args.checkpoint_id or None,
                 "game": args.game,
                 "config": envs.make_game(args.game, **config).config,
                 "final": final,
@@ -246,10 +293,15 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
             indent=2,
         )
     )
-    write_curve(curve, out / "learning_curve.png", args.checkpoint_id)
+    write_curve(curve, out / "learning_curve.png", args.checkpoint_id or str(out))
+    result: dict[str, Any] = {"run": str(out), "final": final}
     if args.register:
-        register_in_index(args, config, out)
-    print(json.dumps({"checkpoint": str(out), "final": final}, indent=2))
+        try:
+            entry = register_checkpoint(args.checkpoint_id, out, description=describe_run(args))
+        except CheckpointError as exc:
+            raise SystemExit(f"the policy is saved in {out} but was not registered: {exc}") from exc
+        result["registered"] = {"id": entry["id"], "folder": str(checkpoint_dir() / entry["path"])}
+    print(json.dumps(result, indent=2))
     return out
 
 
@@ -276,30 +328,13 @@ def write_curve(curve: list[dict[str, Any]], path: pathlib.Path, title: str) -> 
     plt.close(fig)
 
 
-def register_in_index(args: Args, config: dict[str, Any], out: pathlib.Path) -> None:
-    folder = checkpoint_dir()
-    index_path = folder / "index.json"
-    data = json.loads(index_path.read_text()) if index_path.exists() else {"checkpoints": []}
-    entries = [e for e in data["checkpoints"] if e["id"] != args.checkpoint_id]
-    try:
-        rel = out.resolve().relative_to(folder.resolve())
-    except ValueError:
-        rel = out.resolve()
-    entries.append(
-        {
-            "id": args.checkpoint_id,
-            "game": args.game,
-            "config": envs.make_game(args.game, **config).config,
-            "path": str(rel / "model.zip"),
-            "args": str(rel / "args.json"),
-            "eval": str(rel / "eval.json"),
-            "description": f"MaskablePPO vs {', '.join(args.opponents)}"
-            + (f" + self-play snapshots every {args.selfplay_every} steps" if args.selfplay_every else "")
-            + f", {args.total_timesteps} steps",
-        }
+def describe_run(args: Args) -> str:
+    """The index description of a trained policy: its opponents and budget."""
+    return (
+        f"MaskablePPO (SB3) policy vs {', '.join(args.opponents)}"
+        + (f" + self-play snapshots every {args.selfplay_every} steps" if args.selfplay_every else "")
+        + f", {args.total_timesteps} steps"
     )
-    data["checkpoints"] = sorted(entries, key=lambda e: e["id"])
-    index_path.write_text(json.dumps(data, indent=2) + "\n")
 
 
 if __name__ == "__main__":
