@@ -9,6 +9,8 @@ import struct
 
 import pytest
 
+import envs
+
 from agents.checkpoint import CheckpointError, PolicyAgent
 from agents.policy_io import SPEC_FILE, WEIGHTS_FILE
 from tests.checkpoint_helpers import (
@@ -123,7 +125,7 @@ def test_policy_agent_refuses_a_folder_holding_only_an_sb3_zip(tmp_path):
     write_malicious_sb3_zip(tmp_path / "policy" / "model.zip", marker)
     bot = PolicyAgent("sequence_v0", path=tmp_path / "policy")
     with pytest.raises(CheckpointError, match="does not exist"):
-        bot.reset(0, {})
+        bot.reset(0, envs.make_game("sequence_v0"))
     assert not marker.exists()
 
 

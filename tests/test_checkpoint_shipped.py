@@ -51,5 +51,5 @@ def test_a_policy_folder_loaded_without_a_config_still_refuses_another_config():
 
     bot = PolicyAgent("sequence_v0", path=REPO / "checkpoints" / "sequence_v0" / "ppo-v1")
     with pytest.raises(CheckpointError, match="was trained for"):
-        bot.reset(0, envs.make_game("sequence_v0", num_teams=3).config)
-    bot.reset(0, envs.make_game("sequence_v0").config)
+        bot.reset(0, envs.make_game("sequence_v0", num_teams=3))
+    bot.reset(0, envs.make_game("sequence_v0"))

@@ -129,7 +129,7 @@ def test_corrupt_or_mismatched_checkpoints_raise_clear_errors(tmp_path):
     entry = {e["id"]: e for e in read_index(shipped)}["sequence_v0/ppo-v1"]
     bot = PolicyAgent("sequence_v0", path=shipped / entry["path"], config=entry["config"])
     with pytest.raises(CheckpointError, match="was trained for"):
-        bot.reset(0, envs.make_game("sequence_v0", num_teams=3).config)
+        bot.reset(0, envs.make_game("sequence_v0", num_teams=3))
 
 
 def test_shipped_checkpoints_are_listed_with_args_and_eval_beside_them():
