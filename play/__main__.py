@@ -57,9 +57,9 @@ def _seats(num: int, humans: list[int], opponents: list[str]) -> list[str]:
     others = [i for i in range(num) if i not in humans]
     if any(not 0 <= h < num for h in humans):
         raise SystemExit(f"--humans: seats are 0 to {num - 1}, got {humans}")
-    if not opponents:
+    if others and not opponents:
         raise SystemExit("give --opponents: an agent id for every other seat, or one id for all of them")
-    if len(opponents) == 1:
+    if len(opponents) == 1 and others:
         opponents = opponents * len(others)
     if len(opponents) != len(others):
         raise SystemExit(f"{len(others)} seats need agents ({['player_%d' % i for i in others]}); "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import pathlib
 import sys
+import textwrap
 import time
 from typing import Callable, TextIO
 
@@ -42,7 +43,7 @@ def _dark(hex_colour: str) -> bool:
     return 0.299 * r + 0.587 * g + 0.114 * b < 110
 
 
-def draw_picture(pic: Picture, color: bool = True) -> str:
+def draw_picture(pic: Picture, color: bool = True, width: int = 80) -> str:
     """The board as text lines (ANSI-coloured if ``color``), column and row numbers around it."""
     w = pic.cell_width
     out = ["   " + "".join(f"{c:^{w}}" for c in range(pic.cols))]
@@ -68,7 +69,7 @@ def draw_picture(pic: Picture, color: bool = True) -> str:
                 parts.append(text)
         out.append("".join(parts))
     if pic.legend:
-        out.append(pic.legend)
+        out.extend(textwrap.wrap(pic.legend, width))
     return "\n".join(out)
 
 
@@ -238,11 +239,11 @@ class TerminalGame:
         s = self.session
         pic = picture(s.game, s.view(seat))
         self.say("")
-        self.say(draw_picture(pic, self.color))
+        self.say(draw_picture(pic, self.color, self.width))
         for line in pic.lines:
-            self.say(line)
+            self.say(textwrap.fill(line, self.width, subsequent_indent="    "))
         for line in pic.private:
-            self.say(f"* {line}")
+            self.say(textwrap.fill(f"* {line}", self.width, subsequent_indent="    "))
         self.say(f"Your moves, player_{seat} ({s.adapter.state.phase}):")
         self.say(format_moves(s.legal_moves(), self.width))
 
