@@ -52,7 +52,10 @@ def draw_picture(pic: Picture, color: bool = True, width: int = 80) -> str:
         for cell in pic.cells[r]:
             text = cell.mark if cell.mark else cell.text
             if cell.mark and not color:
-                text = f"[{cell.mark}]" if cell.strong else f"({cell.mark})" if w >= 4 else cell.mark
+                if w >= 4:
+                    text = f"[{cell.mark}]" if cell.strong else f"({cell.mark})"
+                else:
+                    text = f"{cell.mark}*" if cell.strong else cell.mark
             text = f"{text[:w]:^{w}}"
             if color:
                 br, bg, bb = _rgb(cell.fill)
