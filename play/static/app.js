@@ -2,7 +2,7 @@
 "use strict";
 let catalogue = [];
 let state = null;
-const PACE_MS = 250;
+const PACE_MS = Number(new URLSearchParams(location.search).get("pace") ?? 250);
 const $ = (id) => document.getElementById(id);
 
 function say(text) { $("message").textContent = text || ""; }
