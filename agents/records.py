@@ -28,8 +28,9 @@ import json
 import math
 import pathlib
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import envs
 from envs.core import ConfigError, IllegalActionError

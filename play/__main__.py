@@ -62,7 +62,7 @@ def _seats(num: int, humans: list[int], opponents: list[str]) -> list[str]:
     if len(opponents) == 1 and others:
         opponents = opponents * len(others)
     if len(opponents) != len(others):
-        raise SystemExit(f"{len(others)} seats need agents ({['player_%d' % i for i in others]}); "
+        raise SystemExit(f"{len(others)} seats need agents ({[f'player_{i}' for i in others]}); "
                          f"--opponents gave {len(opponents)}")
     seats = ["human"] * num
     for i, agent_id in zip(others, opponents):
@@ -186,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _num_seats(args) -> int:
+    from envs.core import ConfigError
     from play.session import EnvAdapter, SessionError, resolve_config
 
     config = _config(args)
@@ -193,7 +194,7 @@ def _num_seats(args) -> int:
         config = resolve_config(args.game, config)
     try:
         return EnvAdapter(args.game, config, max_cycles=args.max_cycles).num_seats
-    except Exception as exc:  # a ConfigError says what was wrong
+    except ConfigError as exc:
         raise SessionError(str(exc)) from None
 
 

@@ -28,17 +28,25 @@ from __future__ import annotations
 import importlib
 import random
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 import agents
 import envs
 from agents.records import (
-    HUMAN, Move, Record, RecordError, engine_state, env_result, new_record, replay,
+    HUMAN,
+    Move,
+    Record,
+    RecordError,
+    engine_state,
+    env_result,
+    new_record,
+    replay,
 )
-from envs.core import ConfigError, StateError
+from envs.core import ConfigError, IllegalActionError, StateError
 
 SESSION_FORMAT = "tabletop-rl/session"
 #: Deals sampled when deciding whether undo would reveal hidden information.
@@ -389,7 +397,8 @@ class Session:
                     state = self.game.state_from_view(known, random.Random(k))
                     for m in moves:
                         state.apply_action(m.action)
-                except Exception:  # an alternative deal in which the same moves are impossible
+                except (IllegalActionError, StateError, ValueError, KeyError, IndexError):
+                    # an alternative deal in which the same moves are impossible (or cannot be built)
                     return self._revealed(h)
                 if state.player_view(h) != now:
                     return self._revealed(h)

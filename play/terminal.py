@@ -14,7 +14,8 @@ import pathlib
 import sys
 import textwrap
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 from agents.records import HUMAN
 from play.session import Session, SessionError, UndoRefused

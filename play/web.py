@@ -27,13 +27,19 @@ import collections
 import json
 import pathlib
 import secrets
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import agents
 import envs
 from agents.records import HUMAN
 from play.session import (
-    EnvAdapter, Session, SessionError, config_families, default_hint_agent, resolve_config,
+    EnvAdapter,
+    Session,
+    SessionError,
+    config_families,
+    default_hint_agent,
+    resolve_config,
 )
 from play.views import action_square, picture
 
@@ -238,7 +244,7 @@ def create_app(store: Store | None = None,
 
     async def record(request: Request) -> Response:
         try:
-            sid, session, seat = lookup(request)
+            _, session, _ = lookup(request)
         except KeyError:
             return error(404, "no such game")
         if not session.over:

@@ -8,7 +8,13 @@ import pytest
 
 import agents
 from agents.records import (
-    MAX_RECORD_BYTES, Record, RecordError, load_record, parse_record, record_game, replay,
+    MAX_RECORD_BYTES,
+    Record,
+    RecordError,
+    load_record,
+    parse_record,
+    record_game,
+    replay,
 )
 
 

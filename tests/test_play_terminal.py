@@ -118,10 +118,10 @@ def test_hot_seat_hands_the_keyboard_over(tmp_path):
 def test_unknown_opponent_and_game_are_clear_errors(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-m", "play", "terminal", "sequence_v0", "--opponents", "nobody"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+                         cwd=tmp_path, env=env, check=False, capture_output=True, text=True, timeout=60)
     assert out.returncode != 0 and "neither 'human' nor an agent of sequence_v0" in out.stderr
     out = subprocess.run([sys.executable, "-m", "play", "terminal", "--help"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=60)
+                         check=False, capture_output=True, text=True, timeout=60)
     for option in ("--opponents", "--humans", "--hint-agent", "--save", "--resume", "--record", "--config",
                    "--set", "--seed", "--max-cycles", "--no-color", "--pace"):
         assert option in out.stdout
@@ -172,13 +172,13 @@ def test_watch_and_replay_make_a_gif_and_a_transcript(tmp_path):
     out = subprocess.run([sys.executable, "-m", "play", "watch", "pans_trial_v0", "--agents",
                           "pans_trial_v0/heuristic-v1", "pans_trial_v0/experienced-v1", "--pace", "0",
                           "--seed", "2", "--no-color", "--record", str(record)],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+                         cwd=tmp_path, env=env, check=False, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "Game over:" in out.stdout and "move 1: player_" in out.stdout
     gif, png, txt = tmp_path / "g.gif", tmp_path / "g.png", tmp_path / "g.txt"
     out = subprocess.run([sys.executable, "-m", "play", "replay", str(record), "--gif", str(gif), "--png", str(png),
                           "--transcript", str(txt), "--max-frames", "20"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+                         cwd=tmp_path, env=env, check=False, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     from PIL import Image
 
@@ -196,5 +196,5 @@ def test_watch_and_replay_make_a_gif_and_a_transcript(tmp_path):
     data["moves"][1]["name"] = data["moves"][0]["name"]
     record.write_text(json.dumps(data))
     out = subprocess.run([sys.executable, "-m", "play", "replay", str(record)], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
+                         check=False, capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and "move 2 " in out.stderr and "does not replay" in out.stderr
