@@ -141,7 +141,8 @@ class TerminalGame:
     def run(self) -> str:
         """Play until the game ends or the player quits; returns "over" or "quit"."""
         s = self.session
-        self.say(f"{s.game_name} {s.game.config} seed {s.seed}; seats: "
+        # The seed is shown only at the end: the deck order follows from it.
+        self.say(f"{s.game_name} {s.game.config}; seats: "
                  + ", ".join(f"player_{i} {who}" for i, who in enumerate(s.seats)))
         self.say("Type 'help' for the commands.")
         while not s.over:
@@ -154,7 +155,7 @@ class TerminalGame:
                 return "quit"
         viewer = s.humans[0] if s.humans else 0
         self.say(draw_picture(picture(s.game, s.view(viewer)), self.color))
-        self.say(f"Game over: {s.describe_result()}")
+        self.say(f"Game over: {s.describe_result()} (seed {s.seed})")
         self._write_record()
         return "over"
 

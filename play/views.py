@@ -37,6 +37,7 @@ class Picture:
     cols: int
     cells: list[list[Cell]]
     walls: list[tuple[int, int, int, int]] = field(default_factory=list)  # (r1, c1, r2, c2): closed edge
+    doors: list[tuple[int, int, int, int]] = field(default_factory=list)  # edges that are entrances
     lines: list[str] = field(default_factory=list)  # public information
     private: list[str] = field(default_factory=list)  # what only this seat knows
     legend: str = ""
@@ -44,7 +45,7 @@ class Picture:
 
     def to_dict(self) -> dict[str, Any]:
         return {"rows": self.rows, "cols": self.cols, "cells": [[c.to_dict() for c in row] for row in self.cells],
-                "walls": [list(w) for w in self.walls], "lines": list(self.lines), "private": list(self.private),
+                "walls": [list(w) for w in self.walls], "doors": [list(d) for d in self.doors], "lines": list(self.lines), "private": list(self.private),
                 "legend": self.legend}
 
 
@@ -204,11 +205,10 @@ def _dojo(game, view) -> Picture:
                 cell.strong = view["seat"] in here
             row.append(cell)
         cells.append(row)
-    walls = []
-    for edge in b.walls:
-        a, z = sorted(edge)
-        walls.append((a // SIZE, a % SIZE, z // SIZE, z % SIZE))
-    walls.sort()
+    def edges(pairs):
+        return sorted((min(e) // SIZE, min(e) % SIZE, max(e) // SIZE, max(e) % SIZE) for e in pairs)
+
+    walls, doors = edges(b.walls), edges(b.entrances)
     lines = []
     for q in range(n):
         t = view["track"][q]
@@ -229,9 +229,9 @@ def _dojo(game, view) -> Picture:
     own = view["hands"][view["seat"]]
     private = [f"you are player_{view['seat']}",
                "your Tecnica: " + (", ".join(CARD_NAMES[c] for c in own) or "none")]
-    return Picture(SIZE, SIZE, cells, walls=walls, lines=lines, private=private, cell_width=3,
+    return Picture(SIZE, SIZE, cells, walls=walls, doors=doors, lines=lines, private=private, cell_width=3,
                    legend="digits: pawns; A Allenamento, F Fatica, ? Nebbia, T Tunnel, P Passo Falso, "
-                          "K Sfida; dark: the Dojo; white: Safe Rooms")
+                          "K Sfida; dark: the Dojo (green edges: its entrances); white: Safe Rooms")
 
 
 def _dojo_square(game, view, action):

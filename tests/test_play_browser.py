@@ -119,8 +119,12 @@ def _start(page, url, game, config, max_cycles):
     page.click("#start")
 
 
-def _wait_turn(page):
-    page.wait_for_function("document.body.dataset.turn === '1' || document.body.dataset.over === '1'")
+def _wait_turn(page, errors):
+    try:
+        page.wait_for_function("document.body.dataset.turn === '1' || document.body.dataset.over === '1'")
+    except sync_api.TimeoutError:
+        pytest.fail(f"the page never offered a move; its errors: {errors or 'none'}; "
+                    f"message: {page.text_content('#message')!r}")
     return page.evaluate("document.body.dataset.over") == "1"
 
 
@@ -138,10 +142,12 @@ def test_whole_game_against_the_heuristic(server, browser, game, config, max_cyc
                 bodies.append((response.url, "{}"))
 
     page.on("response", keep)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
     _start(page, url, game, config, max_cycles)
     clicks = squares = 0
     illegal_tried = False
-    while not _wait_turn(page):
+    while not _wait_turn(page, errors):
         before = page.evaluate("document.body.dataset.moves")
         if not illegal_tried:
             # a square no legal move is about: refused, nothing changes
@@ -166,6 +172,7 @@ def test_whole_game_against_the_heuristic(server, browser, game, config, max_cyc
         page.wait_for_function(f"document.body.dataset.moves !== '{before}'")
         clicks += 1
     assert clicks >= 3
+    assert not errors, errors
     assert page.text_content("#result").startswith("Result: ")
     href = page.get_attribute("#download", "href")
     record = Record.from_dict(json.loads(page.request.get(url + href).text()))

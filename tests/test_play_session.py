@@ -132,3 +132,20 @@ def test_save_and_resume_continue_exactly_and_edits_are_refused():
         Session.load(edited)
     with pytest.raises(SessionError, match="not a saved play session"):
         Session.load({"format": "x"})
+
+
+def test_out_of_turn_decisions_are_asked_of_the_human_seat():
+    # Pan's Trial: while player_1 is the Traversing player, player_0 (human) still strikes back in
+    # combat and chooses an Appeasing card; the session asks seat 0 then, not the turn holder.
+    asked = set()
+    for seed in range(10):
+        s = _session("pans_trial_v0", seed=seed)
+        while not s.over:
+            s.run_agents()
+            if s.over:
+                break
+            view = s.view(0)
+            if view["stage"] != "draft" and view["active"] == 1:
+                asked.add(s.adapter.state.phase)
+            s.play(0, _first_legal(s))
+    assert asked & {"combat", "appease_first", "appease_second"}, asked

@@ -146,7 +146,8 @@ function drawBoard(data) {
       svg.appendChild(g);
     }
   }
-  for (const [r1, c1, r2, c2] of pic.walls) {
+  const edges = pic.walls.map((w) => [w, "#111"]).concat(pic.doors.map((d) => [d, "#28c83c"]));
+  for (const [[r1, c1, r2, c2], colour] of edges) {
     const line = document.createElementNS(ns, "line");
     if (r1 === r2) {
       const x = Math.max(c1, c2) * size + 1;
@@ -157,7 +158,7 @@ function drawBoard(data) {
       line.setAttribute("y1", y); line.setAttribute("y2", y);
       line.setAttribute("x1", c1 * size + 1); line.setAttribute("x2", (c1 + 1) * size + 1);
     }
-    line.setAttribute("stroke", "#111"); line.setAttribute("stroke-width", 3);
+    line.setAttribute("stroke", colour); line.setAttribute("stroke-width", 3);
     line.setAttribute("pointer-events", "none");
     svg.appendChild(line);
   }
