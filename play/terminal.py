@@ -51,7 +51,7 @@ def draw_picture(pic: Picture, color: bool = True, width: int = 80) -> str:
     for r in range(pic.rows):
         parts = [f"{r:>2} "]
         for cell in pic.cells[r]:
-            text = cell.mark if cell.mark else cell.text
+            text = cell.mark if cell.mark else cell.text if color else cell.text or cell.plain
             if cell.mark and not color:
                 if w >= 4:
                     text = f"[{cell.mark}]" if cell.strong else f"({cell.mark})"
@@ -142,8 +142,8 @@ class TerminalGame:
         """Play until the game ends or the player quits; returns "over" or "quit"."""
         s = self.session
         # The seed is shown only at the end: the deck order follows from it.
-        self.say(f"{s.game_name} {s.game.config}; seats: "
-                 + ", ".join(f"player_{i} {who}" for i, who in enumerate(s.seats)))
+        self.say(textwrap.fill(f"{s.game_name} {s.game.config}; seats: "
+                               + ", ".join(f"player_{i} {who}" for i, who in enumerate(s.seats)), self.width))
         self.say("Type 'help' for the commands.")
         while not s.over:
             self._agents_move()

@@ -25,6 +25,7 @@ class Cell:
     mark: str = ""  # a chip, pawn or bot on it ("" for none)
     mark_colour: str = ""
     strong: bool = False  # locked chip, the seat's own pawn, ...
+    plain: str = ""  # what stands for the colour in plain text (e.g. "D" for the Dojo), if anything
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "fill": self.fill, "mark": self.mark, "mark_colour": self.mark_colour,
@@ -192,9 +193,9 @@ def _dojo(game, view) -> Picture:
         for c in range(SIZE):
             s = r * SIZE + c
             if b.room[s] >= 0:
-                cell = Cell("", "#ffffff")
+                cell = Cell("", "#ffffff", plain="S")
             elif b.dojo[s]:
-                cell = Cell("", "#3c3c3c")
+                cell = Cell("", "#3c3c3c", plain="D")
             else:
                 k = KINDS[b.kind[s]]
                 cell = Cell("" if k == "." else k, _DOJO_FILL[k])
@@ -231,7 +232,7 @@ def _dojo(game, view) -> Picture:
                "your Tecnica: " + (", ".join(CARD_NAMES[c] for c in own) or "none")]
     return Picture(SIZE, SIZE, cells, walls=walls, doors=doors, lines=lines, private=private, cell_width=3,
                    legend="digits: pawns; A Allenamento, F Fatica, ? Nebbia, T Tunnel, P Passo Falso, "
-                          "K Sfida; dark: the Dojo (green edges: its entrances); white: Safe Rooms")
+                          "K Sfida; dark (D): the Dojo (green edges: its entrances); white (S): Safe Rooms")
 
 
 def _dojo_square(game, view, action):

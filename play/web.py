@@ -161,7 +161,11 @@ def create_app(store: Store | None = None,
             game = data.get("game")
             if game not in envs.NAMES:
                 raise SessionError(f"unknown game {game!r}; games: {list(envs.NAMES)}")
-            config = resolve_config(game, data.get("config"))
+            name = data.get("config")
+            if name is not None and not isinstance(name, str):
+                raise SessionError("config must be the name of one of the game's configs "
+                                   f"({sorted(config_families(game))})")
+            config = resolve_config(game, name)
             max_cycles = data.get("max_cycles")
             if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, int)
                                            or not 1 <= max_cycles <= 100_000):

@@ -204,6 +204,12 @@ def test_api_refuses_bad_requests(server, browser):
     bad = request.post(url + "/api/sessions", data=json.dumps({"game": "sequence_v0", "seat": 5}),
                        headers={"Content-Type": "application/json"})
     assert bad.status == 400 and "seat must be" in bad.json()["error"]
+    bad = request.post(url + "/api/sessions", data=json.dumps({"game": "dojo_v0", "config": {"board_file": "/etc/passwd"}}),
+                       headers={"Content-Type": "application/json"})
+    assert bad.status == 400 and "config must be the name" in bad.json()["error"]
+    bad = request.post(url + "/api/sessions", data=json.dumps({"game": "dojo_v0", "config": "9p"}),
+                       headers={"Content-Type": "application/json"})
+    assert bad.status == 400 and "no config named '9p'" in bad.json()["error"]
     made = request.post(url + "/api/sessions", data=json.dumps({"game": "sequence_v0", "seat": 0}),
                         headers={"Content-Type": "application/json"}).json()
     sid = made["id"]
