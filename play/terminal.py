@@ -19,7 +19,7 @@ from typing import TextIO
 
 from agents.records import HUMAN
 from play.session import Session, SessionError, UndoRefused
-from play.views import Picture, picture
+from play.views import Picture, action_square, picture
 
 HELP = """\
 Type the number of a move, or its name (any unique beginning, case ignored), then Enter.
@@ -44,14 +44,21 @@ def _dark(hex_colour: str) -> bool:
     return 0.299 * r + 0.587 * g + 0.114 * b < 110
 
 
-def draw_picture(pic: Picture, color: bool = True, width: int = 80) -> str:
-    """The board as text lines (ANSI-coloured if ``color``), column and row numbers around it."""
+def draw_picture(pic: Picture, color: bool = True, width: int = 80,
+                 targets: frozenset[tuple[int, int]] | set[tuple[int, int]] = frozenset()) -> str:
+    """The board as text lines (ANSI-coloured if ``color``), column and row numbers around it.
+
+    ``targets`` are the squares legal moves are about: magenta in colour, ``+`` on an empty
+    square in plain text.
+    """
     w = pic.cell_width
     out = ["   " + "".join(f"{c:^{w}}" for c in range(pic.cols))]
     for r in range(pic.rows):
         parts = [f"{r:>2} "]
-        for cell in pic.cells[r]:
+        for c, cell in enumerate(pic.cells[r]):
             text = cell.mark if cell.mark else cell.text if color else cell.text or cell.plain
+            if not color and not cell.mark and not cell.text and (r, c) in targets:
+                text = "+"
             if cell.mark and not color:
                 if w >= 4:
                     text = f"[{cell.mark}]" if cell.strong else f"({cell.mark})"
@@ -59,7 +66,7 @@ def draw_picture(pic: Picture, color: bool = True, width: int = 80) -> str:
                     text = f"{cell.mark}*" if cell.strong else cell.mark
             text = f"{text[:w]:^{w}}"
             if color:
-                br, bg, bb = _rgb(cell.fill)
+                br, bg, bb = _rgb("#f0a0f0" if (r, c) in targets and not _dark(cell.fill) else cell.fill)
                 if cell.mark:
                     fr, fg, fb = _rgb(cell.mark_colour or "#000000")
                     if _dark(cell.fill) == _dark(cell.mark_colour or "#000000"):
@@ -73,7 +80,7 @@ def draw_picture(pic: Picture, color: bool = True, width: int = 80) -> str:
                 parts.append(text)
         out.append("".join(parts))
     if pic.legend:
-        out.extend(textwrap.wrap(pic.legend, width))
+        out.extend(textwrap.wrap(pic.legend + ("; magenta/+: squares of your moves" if targets else ""), width))
     return "\n".join(out)
 
 
@@ -242,9 +249,11 @@ class TerminalGame:
 
     def _show(self, seat: int) -> None:
         s = self.session
-        pic = picture(s.game, s.view(seat))
+        view = s.view(seat)
+        pic = picture(s.game, view)
+        targets = {action_square(s.game, view, a) for a, _ in s.legal_moves()} - {None}
         self.say("")
-        self.say(draw_picture(pic, self.color, self.width))
+        self.say(draw_picture(pic, self.color, self.width, targets))
         for line in pic.lines:
             self.say(textwrap.fill(line, self.width, subsequent_indent="    "))
         for line in pic.private:

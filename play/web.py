@@ -17,6 +17,7 @@ API (JSON):
 ``GET  /api/sessions/{id}``              the seat's state (``?since=k``: events after move k)
 ``POST /api/sessions/{id}/advance``      one agent move (the page calls it one by one)
 ``POST /api/sessions/{id}/move``         ``{action}`` or ``{square: [r, c]}``; illegal: 400
+``GET  /api/sessions/{id}/hint``         what the game's best heuristic would play for you now
 ``GET  /api/sessions/{id}/record``       the record, once the game is over (409 before)
 =======================================  ==========================================================
 """
@@ -246,6 +247,16 @@ def create_app(store: Store | None = None,
             return error(400, str(exc))
         return state_response(session, seat, sid, since)
 
+    async def hint(request: Request) -> Response:
+        try:
+            _, session, seat = lookup(request)
+        except KeyError:
+            return error(404, "no such game")
+        if session.over or session.to_act() != seat:
+            return error(409, "a hint is given when it is your move")
+        action, name, agent_id = session.hint()
+        return JSONResponse({"action": action, "name": name, "agent": agent_id})
+
     async def record(request: Request) -> Response:
         try:
             _, session, _ = lookup(request)
@@ -265,6 +276,7 @@ def create_app(store: Store | None = None,
         Route("/api/sessions/{sid}", show),
         Route("/api/sessions/{sid}/advance", advance, methods=["POST"]),
         Route("/api/sessions/{sid}/move", move, methods=["POST"]),
+        Route("/api/sessions/{sid}/hint", hint),
         Route("/api/sessions/{sid}/record", record),
     ]
     return Starlette(routes=routes)

@@ -159,6 +159,8 @@ def test_whole_game_against_the_heuristic(server, browser, game, config, max_cyc
             assert "no legal move on row" in page.text_content("#message")
             assert page.evaluate("document.body.dataset.moves") == before
             illegal_tried = True
+            page.click("#hint")
+            page.wait_for_function("document.getElementById('hint-text').textContent.includes('would play: ')")
         targets = page.query_selector_all("#board rect.target")
         if targets and clicks % 2 == 0:
             targets[0].click()
@@ -214,6 +216,8 @@ def test_api_refuses_bad_requests(server, browser):
                         headers={"Content-Type": "application/json"}).json()
     sid = made["id"]
     assert request.get(f"{url}/api/sessions/{sid}/record").status == 409
+    hint = request.get(f"{url}/api/sessions/{sid}/hint").json()
+    assert hint["action"] in {m["action"] for m in made["moves"]} and hint["agent"] == "sequence_v0/heuristic-v1"
     legal = {m["action"] for m in made["moves"]}
     illegal = next(a for a in range(349) if a not in legal)
     refused = request.post(f"{url}/api/sessions/{sid}/move", data=json.dumps({"action": illegal}),

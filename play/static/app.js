@@ -38,6 +38,7 @@ async function init() {
   $("game").onchange = fillSetup;
   $("config").onchange = fillSeats;
   $("start").onclick = start;
+  $("hint").onclick = hint;
   fillSetup();
   document.body.dataset.ready = "1";
 }
@@ -73,6 +74,8 @@ function show(data) {
   $("legend").textContent = data.picture.legend;
   $("choices").innerHTML = "";
   $("moves").innerHTML = "";
+  $("hint-text").textContent = "";
+  $("hint").hidden = !data.your_turn;
   if (data.over) {
     $("status").textContent = "Game over";
     $("result").textContent = "Result: " + data.result;
@@ -169,6 +172,11 @@ function drawBoard(data) {
 function isDark(hex) {
   const v = parseInt(hex.slice(1), 16);
   return 0.299 * (v >> 16) + 0.587 * ((v >> 8) & 255) + 0.114 * (v & 255) < 110;
+}
+
+async function hint() {
+  const { ok, data } = await api("GET", "/api/sessions/" + state.id + "/hint");
+  $("hint-text").textContent = ok ? data.agent + " would play: " + data.name : data.error;
 }
 
 async function play(body) {
