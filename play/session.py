@@ -9,7 +9,8 @@ Both front ends (``play.terminal`` and ``play.web``) sit on :class:`Session`. A 
   face-down choice (Pan's Trial's first Appeasing card, Dojo's kept Tecnica) reads "made a hidden
   choice";
 * saves to a JSON dict (the environment's ``save_state`` plus the record) and resumes from it,
-  checking that the record replays to exactly the saved state;
+  checking that the record replays to exactly the saved state. A save holds the whole position,
+  deck and seed included: it is for resuming on your own machine, not for hiding anything;
 * undoes the last human move by restoring the state before it — refused once that seat (or any
   human seat) has learnt something since that it could not have known before: a card drawn, a die
   rolled, a hidden card of another seat. The test is exact in spirit and generic: the moves since
@@ -17,7 +18,8 @@ Both front ends (``play.terminal`` and ``play.web``) sit on :class:`Session`. A 
   them shows the human something different from what they see now, new information was revealed
   and undo is refused. (So in Sequence, where every card played draws a new one, undo is refused
   after a play; stepping one square in Dojo or moving in Wizard Arena can be undone until dice or
-  cards decide something.)
+  cards decide something.) With several human seats (hot seat), undo takes back the most recent
+  human move, whoever made it. Undo history survives save and resume.
 
 The environment is driven through its public API by :class:`EnvAdapter` alone — the one place to
 switch to ``agents.runner.Runner`` once it lands.
