@@ -149,3 +149,15 @@ def test_out_of_turn_decisions_are_asked_of_the_human_seat():
                 asked.add(s.adapter.state.phase)
             s.play(0, _first_legal(s))
     assert asked & {"combat", "appease_first", "appease_second"}, asked
+
+
+def test_undo_history_survives_save_and_resume():
+    s = _session("wizard_arena_v0", seed=2)
+    s.run_agents()
+    before = s.adapter.save()
+    s.play(0, _first_legal(s))
+    s.run_agents()
+    resumed = Session.load(json.loads(json.dumps(s.save())))
+    assert resumed.can_undo() is None
+    resumed.undo()
+    assert resumed.adapter.save() == before
