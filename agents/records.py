@@ -1,0 +1,384 @@
+"""Game records: one JSON file per game, replayed exactly.
+
+A record holds everything needed to play a game again move by move — the game and its version,
+the full config, the seed, who sat where (``"human"`` or an agent id), every action with its
+name, the result and the library version that wrote it::
+
+    {"format": "tabletop-rl/record", "format_version": 1, "library_version": "0.1.0",
+     "game": "sequence_v0", "game_version": 0, "config": {...}, "max_cycles": 500, "seed": 7,
+     "seats": ["human", "sequence_v0/heuristic-v1"],
+     "moves": [{"seat": 0, "action": 25, "name": "place 5D r2c5"}, ...],
+     "result": {"over": true, "truncated": false, "returns": [1.0, -1.0]},
+     "meta": {"source": "play", "created": "2026-11-30T20:00:00Z"}}
+
+Play sessions (``play/``) write them; evaluation and tournaments can write them with
+:func:`record_game`. :func:`replay` plays a record through the strict environment and refuses it
+with a :class:`RecordError` naming the first move that does not replay (another seat to act, an
+action id that has another name in this version, an illegal action, a different result).
+
+Records from outside are data: :func:`load_record` reads at most :data:`MAX_RECORD_BYTES`, and
+:meth:`Record.from_dict` checks every field's type and range before anything is built from it.
+Nothing in a record is executed; a config naming a file (Dojo's ``board_file``) is refused.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import pathlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import envs
+from envs.core import ConfigError, IllegalActionError
+
+RECORD_FORMAT = "tabletop-rl/record"
+RECORD_FORMAT_VERSION = 1
+#: Largest record file read (bytes) and most moves accepted.
+MAX_RECORD_BYTES = 8 * 1024 * 1024
+MAX_MOVES = 200_000
+MAX_META_BYTES = 16 * 1024
+HUMAN = "human"
+_AGENT_ID = re.compile(r"^[a-z0-9_]+_v\d+/[a-z0-9_.-]+-v\d+$")
+_KEYS = ("format", "format_version", "library_version", "game", "game_version", "config", "max_cycles",
+         "seed", "seats", "moves", "result", "meta")
+#: Config keys naming a file on the reading machine: never followed from a record.
+_PATH_KEYS = ("board_file",)
+
+
+class RecordError(ValueError):
+    """A record that is malformed, or whose moves do not replay in this version."""
+
+
+def library_version() -> str:
+    """The installed tabletop-rl version (read from pyproject.toml when run from a checkout)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("tabletop-rl")
+    except importlib.metadata.PackageNotFoundError:
+        import tomllib
+
+        pyproject = pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml"
+        with open(pyproject, "rb") as handle:
+            return str(tomllib.load(handle)["project"]["version"])
+
+
+@dataclass
+class Move:
+    """One action: the seat that took it, its id and its name (``action_to_string``)."""
+
+    seat: int
+    action: int
+    name: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seat": self.seat, "action": self.action, "name": self.name}
+
+
+@dataclass
+class Record:
+    """One game, replayable; see the module docstring for the JSON layout."""
+
+    game: str
+    config: dict[str, Any]
+    seed: int
+    seats: list[str]
+    moves: list[Move] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+    max_cycles: int | None = None
+    game_version: int = 0
+    library_version: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": RECORD_FORMAT,
+            "format_version": RECORD_FORMAT_VERSION,
+            "library_version": self.library_version or library_version(),
+            "game": self.game,
+            "game_version": self.game_version,
+            "config": dict(self.config),
+            "max_cycles": self.max_cycles,
+            "seed": self.seed,
+            "seats": list(self.seats),
+            "moves": [m.to_dict() for m in self.moves],
+            "result": None if self.result is None else dict(self.result),
+            "meta": dict(self.meta),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, allow_nan=False)
+
+    def save(self, path: str | pathlib.Path) -> pathlib.Path:
+        path = pathlib.Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.to_json() + "\n")
+        return path
+
+    @property
+    def actions(self) -> list[int]:
+        return [m.action for m in self.moves]
+
+    # ------------------------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Any) -> Record:
+        """Validate a decoded record (types, ranges, sizes) and build it; raises RecordError."""
+        if not isinstance(data, dict):
+            raise RecordError(f"a record must be a JSON object, got {type(data).__name__}")
+        missing = [k for k in _KEYS if k not in data]
+        if missing:
+            raise RecordError(f"record is missing the keys {missing}")
+        unknown = sorted(set(data) - set(_KEYS))
+        if unknown:
+            raise RecordError(f"record has unknown keys {unknown}; allowed: {list(_KEYS)}")
+        if data["format"] != RECORD_FORMAT:
+            raise RecordError(f"record format is {data['format']!r}, expected {RECORD_FORMAT!r}")
+        if data["format_version"] != RECORD_FORMAT_VERSION:
+            raise RecordError(f"record format_version {data['format_version']!r} is not readable; "
+                              f"this library reads version {RECORD_FORMAT_VERSION}")
+        _check_str("library_version", data["library_version"], 64)
+        game = data["game"]
+        if game not in envs.NAMES:
+            raise RecordError(f"record game {game!r} is unknown; games: {list(envs.NAMES)}")
+        game_version = _check_int("game_version", data["game_version"], 0, 10_000)
+        engine_version = envs.game_class(game).version
+        if game_version != engine_version:
+            raise RecordError(f"record was made with {game} version {game_version}; "
+                              f"this engine is version {engine_version}")
+        config = data["config"]
+        if not isinstance(config, dict) or len(config) > 64:
+            raise RecordError("record config must be a JSON object with at most 64 keys")
+        for key, value in config.items():
+            _check_json_value(f"config[{key!r}]", value)
+            if key in _PATH_KEYS and value is not None:
+                raise RecordError(f"record config {key}={value!r} names a file; records may not "
+                                  "refer to files on this machine (use the standard board)")
+        max_cycles = data["max_cycles"]
+        if max_cycles is not None:
+            max_cycles = _check_int("max_cycles", max_cycles, 1, 10**7)
+        seed = _check_int("seed", data["seed"], 0, 2**63 - 1)
+        seats = data["seats"]
+        if not isinstance(seats, list) or not 1 <= len(seats) <= 64:
+            raise RecordError("record seats must be a list of 1 to 64 entries")
+        for i, who in enumerate(seats):
+            if not isinstance(who, str) or not (who == HUMAN or _AGENT_ID.match(who)):
+                raise RecordError(f"record seats[{i}] = {who!r} must be 'human' or an agent id "
+                                  "like 'sequence_v0/heuristic-v1'")
+        moves_data = data["moves"]
+        if not isinstance(moves_data, list) or len(moves_data) > MAX_MOVES:
+            raise RecordError(f"record moves must be a list of at most {MAX_MOVES} moves")
+        moves = []
+        for i, m in enumerate(moves_data, 1):
+            if not isinstance(m, dict) or set(m) != {"seat", "action", "name"}:
+                raise RecordError(f"record move {i} must be an object with exactly 'seat', 'action', 'name'")
+            moves.append(Move(
+                seat=_check_int(f"move {i} seat", m["seat"], 0, len(seats) - 1),
+                action=_check_int(f"move {i} action", m["action"], 0, 10**6),
+                name=_check_str(f"move {i} name", m["name"], 200),
+            ))
+        result = data["result"]
+        if result is not None:
+            result = _check_result(result, len(seats))
+        meta = data["meta"]
+        if not isinstance(meta, dict):
+            raise RecordError("record meta must be a JSON object")
+        _check_json_value("meta", meta)
+        if len(json.dumps(meta)) > MAX_META_BYTES:
+            raise RecordError(f"record meta is larger than {MAX_META_BYTES} bytes")
+        return cls(game=game, config=dict(config), seed=seed, seats=list(seats), moves=moves, result=result,
+                   max_cycles=max_cycles, game_version=game_version, library_version=data["library_version"],
+                   meta=dict(meta))
+
+
+# ----------------------------------------------------------------------------------------------
+# Validation helpers
+def _check_int(what: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise RecordError(f"record {what} must be an integer in [{lo}, {hi}], got {value!r}")
+    return value
+
+
+def _check_str(what: str, value: Any, limit: int) -> str:
+    if not isinstance(value, str) or len(value) > limit:
+        raise RecordError(f"record {what} must be a string of at most {limit} characters, got {value!r:.80}")
+    return value
+
+
+def _check_json_value(what: str, value: Any, depth: int = 0) -> None:
+    if depth > 8:
+        raise RecordError(f"record {what} is nested too deeply")
+    if value is None or isinstance(value, (bool, int, str)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise RecordError(f"record {what} holds a non-finite number")
+        return
+    if isinstance(value, list):
+        for v in value:
+            _check_json_value(what, v, depth + 1)
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise RecordError(f"record {what} has a non-string key")
+            _check_json_value(what, v, depth + 1)
+        return
+    raise RecordError(f"record {what} holds a {type(value).__name__}, not JSON data")
+
+
+def _check_result(result: Any, num_seats: int) -> dict[str, Any]:
+    if not isinstance(result, dict) or set(result) != {"over", "truncated", "returns"}:
+        raise RecordError("record result must be null or an object with exactly 'over', 'truncated', 'returns'")
+    if not isinstance(result["over"], bool) or not isinstance(result["truncated"], bool):
+        raise RecordError("record result 'over' and 'truncated' must be true or false")
+    returns = result["returns"]
+    if not isinstance(returns, list) or len(returns) != num_seats or any(
+        isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r) for r in returns
+    ):
+        raise RecordError(f"record result 'returns' must be {num_seats} finite numbers, got {returns!r:.200}")
+    return {"over": result["over"], "truncated": result["truncated"], "returns": [float(r) for r in returns]}
+
+
+# ----------------------------------------------------------------------------------------------
+def load_record(path: str | pathlib.Path) -> Record:
+    """Read and validate a record file (at most MAX_RECORD_BYTES); raises RecordError."""
+    path = pathlib.Path(path)
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_RECORD_BYTES + 1)
+    if len(raw) > MAX_RECORD_BYTES:
+        raise RecordError(f"{path}: larger than {MAX_RECORD_BYTES} bytes; not read")
+    return parse_record(raw, source=str(path))
+
+
+def parse_record(raw: bytes | str, source: str = "record") -> Record:
+    """Decode and validate the JSON text of a record."""
+    if len(raw) > MAX_RECORD_BYTES:
+        raise RecordError(f"{source}: larger than {MAX_RECORD_BYTES} bytes")
+
+    def no_constants(name: str) -> Any:
+        raise RecordError(f"{source}: {name} is not allowed in a record")
+
+    try:
+        data = json.loads(raw, parse_constant=no_constants)
+    except RecordError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise RecordError(f"{source}: not valid JSON ({exc})") from None
+    return Record.from_dict(data)
+
+
+def make_env(record: Record, render_mode: str | None = None):
+    """The strict environment a record is replayed in, reset to the record's seed."""
+    kwargs: dict[str, Any] = dict(record.config)
+    if record.max_cycles is not None:
+        kwargs["max_cycles"] = record.max_cycles
+    try:
+        env = envs.make(record.game, raw=True, render_mode=render_mode, **kwargs)
+    except ConfigError as exc:
+        raise RecordError(f"record config is not valid for {record.game}: {exc}") from None
+    if env.game.config != record.config:
+        raise RecordError(f"record config {record.config!r} is not the full config of this version "
+                          f"({env.game.config!r})")
+    if len(env.possible_agents) != len(record.seats):
+        raise RecordError(f"record lists {len(record.seats)} seats; this config has {len(env.possible_agents)}")
+    env.reset(seed=record.seed)
+    return env
+
+
+def engine_state(env):
+    """The environment's full engine state (``engine_state``, formerly ``game_state``)."""
+    inner = getattr(env, "unwrapped", env)
+    state = getattr(inner, "engine_state", None)
+    return state if state is not None else inner.game_state
+
+
+def env_result(env) -> dict[str, Any]:
+    """The ``result`` part of a record for an environment stopped at its last move (finished or not)."""
+    agent = env.agent_selection
+    truncated = bool(env.truncations.get(agent, False)) and not env.terminations.get(agent, False)
+    state = engine_state(env)
+    if state.is_terminal():
+        return {"over": True, "truncated": False, "returns": [float(r) for r in state.returns()]}
+    if truncated:
+        return {"over": True, "truncated": True, "returns": [float(r) for r in state.truncation_returns()]}
+    return {"over": False, "truncated": False, "returns": [0.0] * len(env.possible_agents)}
+
+
+def replay(record: Record, on_move: Callable[[int, Move, Any], None] | None = None,
+           render_mode: str | None = None):
+    """Play ``record`` again through the strict environment and return that environment.
+
+    ``on_move(i, move, env)`` is called after move ``i`` (1-based) has been applied. Raises
+    :class:`RecordError` naming the first move that does not replay, or saying how the result
+    differs from the recorded one.
+    """
+    env = make_env(record, render_mode=render_mode)
+    index = {a: i for i, a in enumerate(env.possible_agents)}
+    for i, move in enumerate(record.moves, 1):
+        where = f"move {i} (player_{move.seat}, {move.name!r})"
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            raise RecordError(f"{where} does not replay: the game was already over")
+        seat = index[agent]
+        if move.seat != seat:
+            raise RecordError(f"{where} does not replay: player_{seat} is to act there")
+        if not 0 <= move.action < env.game.num_actions:
+            raise RecordError(f"{where} does not replay: action {move.action} is outside "
+                              f"Discrete({env.game.num_actions})")
+        name = env.action_to_string(move.action)
+        if name != move.name:
+            raise RecordError(f"{where} does not replay: action {move.action} is named {name!r} in this version")
+        try:
+            env.step(move.action)
+        except IllegalActionError as exc:
+            raise RecordError(f"{where} does not replay: {exc}") from None
+        if on_move is not None:
+            on_move(i, move, env)
+    if record.result is not None:
+        got = env_result(env)
+        if got["over"] != record.result["over"] or got["truncated"] != record.result["truncated"] or any(
+            abs(a - b) > 1e-9 for a, b in zip(got["returns"], record.result["returns"])
+        ):
+            raise RecordError(f"record result {record.result} differs from the replayed result {got}")
+    return env
+
+
+def new_record(env, seed: int, seats: Sequence[str], meta: dict[str, Any] | None = None) -> Record:
+    """An empty record for a freshly reset environment (moves are appended as they are played)."""
+    game = env.game
+    return Record(game=game.name, config=dict(game.config), seed=int(seed), seats=list(seats),
+                  max_cycles=env.max_cycles, game_version=game.version, library_version=library_version(),
+                  meta={"created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                        **(meta or {})})
+
+
+def record_game(game_name: str, seats: Sequence[str], seed: int, actions: Sequence[int],
+                config: dict[str, Any] | None = None, max_cycles: int | None = None,
+                meta: dict[str, Any] | None = None) -> Record:
+    """A record of a game already played (e.g. by ``play_game(..., record_actions=True)``).
+
+    The actions are replayed to name them, attribute them to seats and fill in the result, so a
+    record written here always replays.
+    """
+    kwargs = dict(config or {})
+    if max_cycles is not None:
+        kwargs["max_cycles"] = max_cycles
+    env = envs.make(game_name, raw=True, **kwargs)
+    env.reset(seed=seed)
+    record = new_record(env, seed, seats, meta)
+    index = {a: i for i, a in enumerate(env.possible_agents)}
+    for action in actions:
+        seat = index[env.agent_selection]
+        record.moves.append(Move(seat, int(action), env.action_to_string(int(action))))
+        env.step(int(action))
+    record.result = env_result(env)
+    return record
+
+
+__all__ = ["HUMAN", "MAX_MOVES", "MAX_RECORD_BYTES", "Move", "Record", "RecordError", "engine_state", "env_result",
+           "library_version", "load_record", "make_env", "new_record", "parse_record", "record_game", "replay"]

@@ -1,0 +1,291 @@
+"""The terminal front end: play a session typed in, and watch agents play live.
+
+The board is drawn from the acting human seat's ``player_view`` only (:mod:`play.views`), coloured
+with 24-bit ANSI colours unless ``color=False`` (or ``NO_COLOR`` is set), and fits 80 columns for
+the shipped configs. The legal moves are listed by name and numbered; a move is chosen by its
+number or by a unique prefix of its name. Commands: ``help``, ``hint [AGENT]``, ``undo``,
+``save [PATH]``, ``quit``.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+from agents.records import HUMAN
+from play.session import Session, SessionError, UndoRefused
+from play.views import Picture, action_square, picture
+
+HELP = """\
+Type the number of a move, or its name (any unique beginning, case ignored), then Enter.
+Commands:
+  help            this text
+  hint [AGENT]    what an agent would play here (default: {hint})
+  undo            take back your last move (refused once it revealed hidden information)
+  save [PATH]     save the game to PATH (default: {save}); resume with --resume PATH
+  quit            stop (the game is not saved unless you saved it)"""
+COMMANDS = ("help", "hint", "undo", "save", "quit")
+
+
+# ----------------------------------------------------------------------------------------------
+# Drawing
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    h = hex_colour.lstrip("#")
+    return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
+
+
+def _dark(hex_colour: str) -> bool:
+    r, g, b = _rgb(hex_colour)
+    return 0.299 * r + 0.587 * g + 0.114 * b < 110
+
+
+def draw_picture(pic: Picture, color: bool = True, width: int = 80,
+                 targets: frozenset[tuple[int, int]] | set[tuple[int, int]] = frozenset()) -> str:
+    """The board as text lines (ANSI-coloured if ``color``), column and row numbers around it.
+
+    ``targets`` are the squares legal moves are about: magenta in colour, ``+`` on an empty
+    square in plain text.
+    """
+    w = pic.cell_width
+    out = ["   " + "".join(f"{c:^{w}}" for c in range(pic.cols))]
+    for r in range(pic.rows):
+        parts = [f"{r:>2} "]
+        for c, cell in enumerate(pic.cells[r]):
+            text = cell.mark if cell.mark else cell.text if color else cell.text or cell.plain
+            if not color and not cell.mark and not cell.text and (r, c) in targets:
+                text = "+"
+            if cell.mark and not color:
+                if w >= 4:
+                    text = f"[{cell.mark}]" if cell.strong else f"({cell.mark})"
+                else:
+                    text = f"{cell.mark}*" if cell.strong else cell.mark
+            text = f"{text[:w]:^{w}}"
+            if color:
+                br, bg, bb = _rgb("#f0a0f0" if (r, c) in targets and not _dark(cell.fill) else cell.fill)
+                if cell.mark:
+                    fr, fg, fb = _rgb(cell.mark_colour or "#000000")
+                    if _dark(cell.fill) == _dark(cell.mark_colour or "#000000"):
+                        fr, fg, fb = (255, 255, 255) if _dark(cell.fill) else (0, 0, 0)
+                    style = "\x1b[1m" + ("\x1b[4m" if cell.strong else "")
+                else:
+                    fr, fg, fb = (255, 255, 255) if _dark(cell.fill) else (0, 0, 0)
+                    style = ""
+                parts.append(f"\x1b[48;2;{br};{bg};{bb}m\x1b[38;2;{fr};{fg};{fb}m{style}{text}\x1b[0m")
+            else:
+                parts.append(text)
+        out.append("".join(parts))
+    if pic.legend:
+        out.extend(textwrap.wrap(pic.legend + ("; magenta/+: squares of your moves" if targets else ""), width))
+    return "\n".join(out)
+
+
+def format_moves(moves: list[tuple[int, str]], width: int = 80) -> str:
+    """Numbered move names in as many columns as fit ``width``."""
+    if not moves:
+        return ""
+    cell = max(len(f"{i}. {name}") for i, (_, name) in enumerate(moves, 1)) + 2
+    columns = max(1, width // cell)
+    rows = (len(moves) + columns - 1) // columns
+    lines = []
+    for r in range(rows):
+        items = []
+        for c in range(columns):
+            i = c * rows + r
+            if i < len(moves):
+                items.append(f"{i + 1:>3}. {moves[i][1]}".ljust(cell + 3))
+        lines.append("".join(items).rstrip())
+    return "\n".join(lines)
+
+
+def choose(text: str, moves: list[tuple[int, str]]) -> int:
+    """The action meant by ``text`` (a number from the list or a unique name prefix); ValueError says why not."""
+    text = text.strip()
+    if text.isdigit():
+        k = int(text)
+        if 1 <= k <= len(moves):
+            return moves[k - 1][0]
+        raise ValueError(f"there is no move number {k}; the moves are numbered 1 to {len(moves)}")
+    low = " ".join(text.lower().split())
+    exact = [a for a, name in moves if name.lower() == low]
+    if exact:
+        return exact[0]
+    matches = [(a, name) for a, name in moves if name.lower().startswith(low)]
+    if len(matches) == 1:
+        return matches[0][0]
+    if matches:
+        shown = ", ".join(name for _, name in matches[:6]) + (" ..." if len(matches) > 6 else "")
+        raise ValueError(f"{text!r} matches {len(matches)} moves ({shown}); type more of the name or a number")
+    raise ValueError(f"no legal move is named {text!r}; type a number from 1 to {len(moves)}, "
+                     "the beginning of a move's name, or 'help'")
+
+
+# ----------------------------------------------------------------------------------------------
+class TerminalGame:
+    """Plays a session in a terminal; ``read`` and ``out`` are injectable for tests."""
+
+    def __init__(self, session: Session, out: TextIO | None = None, read: Callable[[str], str] = input,
+                 color: bool = True, pace: float = 0.5, hint_agent: str | None = None,
+                 save_path: str | None = None, record_path: str | None = None, width: int = 80) -> None:
+        self.session = session
+        self.out = out or sys.stdout
+        self.read = read
+        self.color = color
+        self.pace = pace
+        self.hint_agent = hint_agent
+        self.save_path = save_path or f"{session.game_name}-session.json"
+        self.record_path = record_path
+        self.width = width
+        self.last_seat: int | None = None
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def run(self) -> str:
+        """Play until the game ends or the player quits; returns "over" or "quit"."""
+        s = self.session
+        # The seed is shown only at the end: the deck order follows from it.
+        self.say(textwrap.fill(f"{s.game_name} {s.game.config}; seats: "
+                               + ", ".join(f"player_{i} {who}" for i, who in enumerate(s.seats)), self.width))
+        self.say("Type 'help' for the commands.")
+        while not s.over:
+            self._agents_move()
+            if s.over:
+                break
+            if self._human_turn() == "quit":
+                self._write_record()
+                self.say("Bye.")
+                return "quit"
+        viewer = s.humans[0] if s.humans else 0
+        self.say(draw_picture(picture(s.game, s.view(viewer)), self.color))
+        self.say(f"Game over: {s.describe_result()} (seed {s.seed})")
+        self._write_record()
+        return "over"
+
+    # ------------------------------------------------------------------------------------------
+    def _agents_move(self) -> None:
+        s = self.session
+        viewers = s.humans
+        while True:
+            event = s.step_agent()
+            if event is None:
+                return
+            viewer = s.human_to_act() if s.human_to_act() is not None else (viewers[0] if viewers else event.seat)
+            text = s.events_for(viewer, event.index - 1)[0]["text"] if viewers else f"player_{event.seat}: {event.name}"
+            self.say(f"  {text}")
+            if self.pace:
+                time.sleep(self.pace)
+
+    def _human_turn(self) -> str | None:
+        s = self.session
+        seat = s.human_to_act()
+        if len(s.humans) > 1 and seat != self.last_seat:
+            self.say("\n" * 3 + ("\x1b[2J\x1b[H" if self.color else ""))
+            self._read(f"Hot seat: pass the keyboard to player_{seat}, then press Enter ")
+        self.last_seat = seat
+        self._show(seat)
+        moves = s.legal_moves()
+        while True:
+            try:
+                text = self._read(f"player_{seat}> ")
+            except EOFError:
+                return "quit"
+            word, _, rest = text.strip().partition(" ")
+            rest = rest.strip()
+            if not text.strip():
+                self.say("Type a move number, a move name, or 'help'.")
+                continue
+            if word.lower() in COMMANDS:
+                verdict = self._command(word.lower(), rest, seat)
+                if verdict in ("quit", "moved"):
+                    return verdict
+                continue
+            try:
+                action = choose(text, moves)
+            except ValueError as exc:
+                self.say(f"Not understood: {exc}")
+                continue
+            s.play(seat, action)
+            self.say(f"  player_{seat} (you): {s.adapter.name(action)}")
+            return None
+
+    def _command(self, word: str, rest: str, seat: int) -> str | None:
+        s = self.session
+        if word == "help":
+            self.say(HELP.format(hint=self.hint_agent or "the game's best heuristic", save=self.save_path))
+        elif word == "quit":
+            return "quit"
+        elif word == "hint":
+            try:
+                action, name, agent_id = s.hint(rest or self.hint_agent)
+            except SessionError as exc:
+                self.say(f"No hint: {exc}")
+                return None
+            number = [a for a, _ in s.legal_moves()].index(action) + 1
+            self.say(f"Hint from {agent_id}: {number}. {name}")
+        elif word == "undo":
+            try:
+                taken = s.undo()
+            except UndoRefused as exc:
+                self.say(f"Cannot undo: {exc}")
+                return None
+            self.say(f"Undone: {taken} move(s) taken back.")
+            self.last_seat = None
+            return "moved"
+        elif word == "save":
+            path = pathlib.Path(rest or self.save_path)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(s.save()) + "\n")
+            except OSError as exc:
+                self.say(f"Could not save to {path}: {exc}")
+                return None
+            self.say(f"Saved to {path}; resume with: python -m play terminal --resume {path}")
+        return None
+
+    def _show(self, seat: int) -> None:
+        s = self.session
+        view = s.view(seat)
+        pic = picture(s.game, view)
+        targets = {action_square(s.game, view, a) for a, _ in s.legal_moves()} - {None}
+        self.say("")
+        self.say(draw_picture(pic, self.color, self.width, targets))
+        for line in pic.lines:
+            self.say(textwrap.fill(line, self.width, subsequent_indent="    "))
+        for line in pic.private:
+            self.say(textwrap.fill(f"* {line}", self.width, subsequent_indent="    "))
+        self.say(f"Your moves, player_{seat} ({s.adapter.state.phase}):")
+        self.say(format_moves(s.legal_moves(), self.width))
+
+    def _read(self, prompt: str) -> str:
+        return self.read(prompt)
+
+    def _write_record(self) -> None:
+        if self.record_path:
+            path = self.session.record.save(self.record_path)
+            self.say(f"Record written to {path}")
+
+
+# ----------------------------------------------------------------------------------------------
+def watch(session: Session, pace: float = 0.5, out: TextIO | None = None, color: bool = True,
+          max_moves: int | None = None) -> None:
+    """Agents play live; the whole state is shown (a spectator sees everything)."""
+    out = out or sys.stdout
+    if any(who == HUMAN for who in session.seats):
+        raise SessionError("watch plays agents only; give an agent id for every seat")
+    moves = 0
+    while not session.over and (max_moves is None or moves < max_moves):
+        event = session.step_agent()
+        moves += 1
+        text = session.game.render_text(session.adapter.state)
+        clear = "\x1b[2J\x1b[H" if color else "\n"
+        print(f"{clear}move {event.index}: player_{event.seat} ({session.seats[event.seat]}): {event.name}\n{text}",
+              file=out, flush=True)
+        if pace:
+            time.sleep(pace)
+    print(f"Game over: {session.describe_result()}" if session.over else f"Stopped after {moves} moves.",
+          file=out, flush=True)

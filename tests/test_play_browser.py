@@ -1,0 +1,230 @@
+"""The browser front end in real headless Chromium (Debian's package, driven by Playwright).
+
+A whole game against the heuristic in each game, an illegal click refused, and every response the
+server sends checked: built from the human seat's view alone, no other seat's private information,
+no seed before the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"{CHROMIUM} is missing (Debian's chromium package: apt-get install -y chromium)",
+                allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("uvicorn")
+pytest.importorskip("starlette")
+
+from agents.records import Record, replay
+from play.views import picture
+from play.web import create_app
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]
+STATE_KEYS = {"id", "game", "config", "seat", "seats", "to_act", "your_turn", "phase", "picture", "moves", "events",
+              "num_moves", "over", "result", "seed"}
+GAMES = [
+    ("sequence_v0", "2p", None),
+    ("pans_trial_v0", "default", None),
+    ("dojo_v0", "2p", 40),
+    ("wizard_arena_v0", "2bots", 15),
+]
+
+
+class Checker:
+    """Sees every state the server sends, at the moment it is sent."""
+
+    def __init__(self) -> None:
+        self.checked = 0
+        self.problems: list[str] = []
+
+    def __call__(self, session, seat, body) -> None:
+        self.checked += 1
+        text = json.dumps(body)
+        if set(body) != STATE_KEYS:
+            self.problems.append(f"unexpected keys {sorted(set(body) ^ STATE_KEYS)}")
+        view = session.view(seat)
+        if body["picture"] != picture(session.game, view).to_dict():
+            self.problems.append("picture not built from the seat's view")
+        if not body["over"] and body["seed"] is not None:
+            self.problems.append("seed sent before the end")
+        if body["moves"] and not body["your_turn"]:
+            self.problems.append("moves sent while another seat is to act")
+        own = set(picture(session.game, view).private)
+        for other in range(len(session.seats)):
+            if other == seat:
+                continue
+            for line in picture(session.game, session.view(other)).private:
+                if line.startswith("you are") or line in own:
+                    continue
+                if line in text:
+                    self.problems.append(f"player_{other}'s private line {line!r} sent to player_{seat}")
+        for event in body["events"]:
+            if event["name"] is None and event["action"] is not None:
+                self.problems.append("hidden move's action id sent")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    import uvicorn
+
+    checker = Checker()
+    port = _free_port()
+    config = uvicorn.Config(create_app(on_response=checker), host="127.0.0.1", port=port, log_level="warning")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        if time.monotonic() > deadline:
+            pytest.fail("the play server did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", checker
+    srv.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+def _start(page, url, game, config, max_cycles):
+    page.goto(url + "/?pace=0")
+    page.wait_for_selector("body[data-ready='1']")
+    page.select_option("#game", game)
+    page.select_option("#config", config)
+    page.select_option("#seat", "0")
+    page.select_option("#opponent", f"{game}/heuristic-v1")
+    if max_cycles:
+        page.fill("#max_cycles", str(max_cycles))
+    page.fill("#seed", "11")
+    page.click("#start")
+
+
+def _wait_turn(page, errors):
+    try:
+        page.wait_for_function("document.body.dataset.turn === '1' || document.body.dataset.over === '1'")
+    except sync_api.TimeoutError:
+        pytest.fail(f"the page never offered a move; its errors: {errors or 'none'}; "
+                    f"message: {page.text_content('#message')!r}")
+    return page.evaluate("document.body.dataset.over") == "1"
+
+
+@pytest.mark.parametrize("game, config, max_cycles", GAMES)
+def test_whole_game_against_the_heuristic(server, browser, game, config, max_cycles):
+    url, checker = server
+    page = browser.new_page()
+    bodies: list[tuple[str, str]] = []
+
+    def keep(response):
+        if "/api/" in response.url:
+            try:
+                bodies.append((response.url, response.text()))
+            except sync_api.Error:  # a response the page navigated away from has no body
+                bodies.append((response.url, "{}"))
+
+    page.on("response", keep)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    _start(page, url, game, config, max_cycles)
+    clicks = squares = 0
+    illegal_tried = False
+    while not _wait_turn(page, errors):
+        before = page.evaluate("document.body.dataset.moves")
+        if not illegal_tried:
+            # a square no legal move is about: refused, nothing changes
+            target = page.evaluate("""() => {
+                const r = [...document.querySelectorAll('#board rect.cell')].find(e => !e.classList.contains('target'));
+                return r ? r.id : null; }""")
+            page.click(f"#{target}")
+            page.wait_for_function("document.getElementById('message').textContent.startsWith('Refused')")
+            assert "no legal move on row" in page.text_content("#message")
+            assert page.evaluate("document.body.dataset.moves") == before
+            illegal_tried = True
+            page.click("#hint")
+            page.wait_for_function("document.getElementById('hint-text').textContent.includes('would play: ')")
+        targets = page.query_selector_all("#board rect.target")
+        if targets and clicks % 2 == 0:
+            targets[0].click()
+            squares += 1
+            page.wait_for_function(
+                f"document.body.dataset.moves !== '{before}' || document.querySelectorAll('#choices button').length > 0")
+            if page.evaluate("document.body.dataset.moves") == before:
+                page.click("#choices button")
+        else:
+            page.click("#moves button.move")
+        page.wait_for_function(f"document.body.dataset.moves !== '{before}'")
+        clicks += 1
+    assert clicks >= 3
+    assert not errors, errors
+    assert page.text_content("#result").startswith("Result: ")
+    href = page.get_attribute("#download", "href")
+    record = Record.from_dict(json.loads(page.request.get(url + href).text()))
+    assert record.game == game and record.seats[0] == "human" and record.result["over"]
+    assert sum(1 for m in record.moves if m.seat == 0) == clicks
+    replay(record)
+    if game in ("sequence_v0", "pans_trial_v0", "dojo_v0", "wizard_arena_v0"):
+        assert squares >= 1, "no move was made by clicking a square"
+    page.close()
+    assert checker.checked > clicks
+    assert not checker.problems, checker.problems[:5]
+    # What reached the browser: never the seed before the end, never a hand or deck field.
+    for address, text in bodies:
+        if address.endswith("/record"):
+            continue
+        data = json.loads(text)
+        if isinstance(data, dict) and "over" in data and not data["over"]:
+            assert data["seed"] is None
+        assert '"hands"' not in text and '"deck"' not in text and '"omens"' not in text
+
+
+def test_api_refuses_bad_requests(server, browser):
+    url, _ = server
+    page = browser.new_page()
+    request = page.request
+    bad = request.post(url + "/api/sessions", data=json.dumps({"game": "chess_v0"}),
+                       headers={"Content-Type": "application/json"})
+    assert bad.status == 400 and "unknown game" in bad.json()["error"]
+    bad = request.post(url + "/api/sessions", data=json.dumps({"game": "sequence_v0", "seat": 5}),
+                       headers={"Content-Type": "application/json"})
+    assert bad.status == 400 and "seat must be" in bad.json()["error"]
+    bad = request.post(url + "/api/sessions", data=json.dumps({"game": "dojo_v0", "config": {"board_file": "/etc/passwd"}}),
+                       headers={"Content-Type": "application/json"})
+    assert bad.status == 400 and "config must be the name" in bad.json()["error"]
+    bad = request.post(url + "/api/sessions", data=json.dumps({"game": "dojo_v0", "config": "9p"}),
+                       headers={"Content-Type": "application/json"})
+    assert bad.status == 400 and "no config named '9p'" in bad.json()["error"]
+    made = request.post(url + "/api/sessions", data=json.dumps({"game": "sequence_v0", "seat": 0}),
+                        headers={"Content-Type": "application/json"}).json()
+    sid = made["id"]
+    assert request.get(f"{url}/api/sessions/{sid}/record").status == 409
+    hint = request.get(f"{url}/api/sessions/{sid}/hint").json()
+    assert hint["action"] in {m["action"] for m in made["moves"]} and hint["agent"] == "sequence_v0/heuristic-v1"
+    legal = {m["action"] for m in made["moves"]}
+    illegal = next(a for a in range(349) if a not in legal)
+    refused = request.post(f"{url}/api/sessions/{sid}/move", data=json.dumps({"action": illegal}),
+                           headers={"Content-Type": "application/json"})
+    assert refused.status == 400 and "is not legal now" in refused.json()["error"]
+    huge = request.post(f"{url}/api/sessions/{sid}/move", data="x" * 20000,
+                        headers={"Content-Type": "application/json"})
+    assert huge.status == 400 and "larger than" in huge.json()["error"]
+    assert request.get(url + "/api/sessions/nope").status == 404
+    page.close()

@@ -1,0 +1,200 @@
+"""The terminal front end, end to end through a pseudo-terminal (pexpect), plus watch and replay."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+from agents.records import load_record, replay
+from play.session import Session
+from play.terminal import TerminalGame, choose, draw_picture
+from play.views import picture
+
+pexpect = pytest.importorskip("pexpect")
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SHORT = ["wizard_arena_v0", "--config", "2bots", "--max-cycles", "8",
+         "--opponents", "wizard_arena_v0/heuristic-v1", "--pace", "0", "--no-color"]
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _spawn(args, cwd):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="")
+    return pexpect.spawn(sys.executable, ["-m", "play", *args], cwd=str(cwd), env=env, encoding="utf-8",
+                         timeout=60, dimensions=(50, 80))
+
+
+def _play_to_the_end(child, moves_typed=0):
+    while True:
+        i = child.expect([r"player_0> ", r"Game over: (.*)\r?\n"])
+        if i == 1:
+            return moves_typed, child.match.group(1)
+        child.sendline("1")
+        moves_typed += 1
+
+
+def test_whole_game_typed_in_with_bad_input_answered(tmp_path):
+    record_path = tmp_path / "game.json"
+    child = _spawn(["terminal", *SHORT, "--seed", "3", "--record", str(record_path)], tmp_path)
+    child.expect("player_0> ")
+    child.sendline("zzz")
+    child.expect("Not understood: no legal move is named 'zzz'")
+    child.expect("player_0> ")
+    child.sendline("99")
+    child.expect("there is no move number 99")
+    child.expect("player_0> ")
+    child.sendline("move")
+    child.expect(r"'move' matches \d+ moves")
+    child.expect("player_0> ")
+    child.sendline("help")
+    child.expect("hint \\[AGENT\\]")
+    child.expect("player_0> ")
+    child.sendline("hint")
+    child.expect(r"Hint from wizard_arena_v0/heuristic-v1: \d+\. ")
+    child.expect("player_0> ")
+    child.sendline("stay")
+    child.expect(r"player_0 \(you\): stay")
+    typed, result = _play_to_the_end(child, 1)
+    child.expect(pexpect.EOF)
+    assert typed >= 5
+    assert "cut off at the move limit" in result or "wins" in result or "draw" in result
+    record = load_record(record_path)
+    assert sum(1 for m in record.moves if m.seat == 0) == typed
+    assert record.moves[0].name == "stay" or any(m.name == "stay" for m in record.moves if m.seat == 0)
+    assert record.result["over"]
+    replay(record)
+
+
+def test_save_quit_and_resume(tmp_path):
+    save = tmp_path / "saved.json"
+    child = _spawn(["terminal", *SHORT, "--seed", "5", "--save", str(save)], tmp_path)
+    for _ in range(3):
+        child.expect("player_0> ")
+        child.sendline("1")
+    child.expect("player_0> ")
+    child.sendline("save")
+    child.expect(f"Saved to {re.escape(str(save))}")
+    child.expect("player_0> ")
+    child.sendline("quit")
+    child.expect("Bye.")
+    child.expect(pexpect.EOF)
+    saved = json.loads(save.read_text())
+    played = len(saved["record"]["moves"])
+    assert sum(1 for m in saved["record"]["moves"] if m["seat"] == 0) == 3
+
+    record_path = tmp_path / "resumed.json"
+    child = _spawn(["terminal", "--resume", str(save), "--pace", "0", "--no-color", "--record", str(record_path)],
+                   tmp_path)
+    _play_to_the_end(child)
+    child.expect(pexpect.EOF)
+    record = load_record(record_path)
+    assert [m.to_dict() for m in record.moves[:played]] == saved["record"]["moves"]
+    assert record.result["over"]
+
+
+def test_hot_seat_hands_the_keyboard_over(tmp_path):
+    child = _spawn(["terminal", "wizard_arena_v0", "--config", "2bots", "--max-cycles", "3", "--humans", "0", "1",
+                    "--pace", "0", "--no-color", "--seed", "1"], tmp_path)
+    seen = set()
+    while True:
+        i = child.expect([r"pass the keyboard to player_(\d)", r"player_(\d)> ", r"Game over"])
+        if i == 0:
+            child.sendline("")
+        elif i == 1:
+            seen.add(child.match.group(1))
+            child.sendline("1")
+        else:
+            break
+    assert seen == {"0", "1"}
+
+
+def test_unknown_opponent_and_game_are_clear_errors(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "play", "terminal", "sequence_v0", "--opponents", "nobody"],
+                         cwd=tmp_path, env=env, check=False, capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and "neither 'human' nor an agent of sequence_v0" in out.stderr
+    out = subprocess.run([sys.executable, "-m", "play", "terminal", "--help"], cwd=tmp_path, env=env,
+                         check=False, capture_output=True, text=True, timeout=60)
+    for option in ("--opponents", "--humans", "--hint-agent", "--save", "--resume", "--record", "--config",
+                   "--set", "--seed", "--max-cycles", "--no-color", "--pace"):
+        assert option in out.stdout
+    assert out.stdout.count("default") >= 12
+
+
+@pytest.mark.parametrize("game, config", [("sequence_v0", {}), ("sequence_v0", {"num_teams": 3}),
+                                          ("pans_trial_v0", {}), ("dojo_v0", {"num_players": 8}),
+                                          ("wizard_arena_v0", {})])
+def test_board_is_coloured_and_fits_80_columns(game, config):
+    import envs
+
+    n = len(envs.make(game, **config).possible_agents)
+    s = Session(game, ["human"] + [f"{game}/random-v0"] * (n - 1), config=config, seed=0)
+    s.run_agents()
+    text = draw_picture(picture(s.game, s.view(s.human_to_act())), color=True)
+    assert "\x1b[48;2;" in text
+    assert max(len(ANSI.sub("", line)) for line in text.splitlines()) <= 80
+    plain = draw_picture(picture(s.game, s.view(s.human_to_act())), color=False)
+    assert "\x1b" not in plain
+
+
+def test_choose_by_number_name_and_prefix():
+    moves = [(3, "move N"), (5, "move NE"), (8, "stay")]
+    assert choose("1", moves) == 3
+    assert choose("move n", moves) == 3  # an exact name wins over a longer one it starts
+    assert choose("move ne", moves) == 5
+    assert choose("st", moves) == 8
+    with pytest.raises(ValueError, match="matches 2 moves"):
+        choose("mo", moves)
+    with pytest.raises(ValueError, match="no move number 4"):
+        choose("4", moves)
+
+
+def test_undo_command_in_the_terminal():
+    s = Session("wizard_arena_v0", ["human", "wizard_arena_v0/heuristic-v1"], config="2bots", seed=2)
+    answers = iter(["1", "undo", "undo", "quit"])
+    out = io.StringIO()
+    TerminalGame(s, out=out, read=lambda prompt: next(answers), color=False, pace=0).run()
+    text = out.getvalue()
+    assert re.search(r"Undone: [1-9][0-9]* move\(s\) taken back.", text)
+    assert "Cannot undo: there is no human move to undo" in text
+
+
+def test_watch_and_replay_make_a_gif_and_a_transcript(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    record = tmp_path / "watched.json"
+    out = subprocess.run([sys.executable, "-m", "play", "watch", "pans_trial_v0", "--agents",
+                          "pans_trial_v0/heuristic-v1", "pans_trial_v0/experienced-v1", "--pace", "0",
+                          "--seed", "2", "--no-color", "--record", str(record)],
+                         cwd=tmp_path, env=env, check=False, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "Game over:" in out.stdout and "move 1: player_" in out.stdout
+    gif, png, txt = tmp_path / "g.gif", tmp_path / "g.png", tmp_path / "g.txt"
+    out = subprocess.run([sys.executable, "-m", "play", "replay", str(record), "--gif", str(gif), "--png", str(png),
+                          "--transcript", str(txt), "--max-frames", "20"],
+                         cwd=tmp_path, env=env, check=False, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    from PIL import Image
+
+    with Image.open(gif) as im:
+        assert im.n_frames >= 2
+    with Image.open(png) as im:
+        assert im.size[0] > 100
+    rec = load_record(record)
+    lines = txt.read_text().splitlines()
+    assert len(lines) == len(rec.moves) + 3
+    assert lines[2].endswith(rec.moves[0].name)
+
+    data = json.loads(record.read_text())
+    data["moves"][1]["action"] = data["moves"][0]["action"]
+    data["moves"][1]["name"] = data["moves"][0]["name"]
+    record.write_text(json.dumps(data))
+    out = subprocess.run([sys.executable, "-m", "play", "replay", str(record)], cwd=tmp_path, env=env,
+                         check=False, capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and "move 2 " in out.stderr and "does not replay" in out.stderr
