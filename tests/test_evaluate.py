@@ -283,5 +283,15 @@ def test_command_line_errors_say_what_is_wrong(argv, message):
 
 
 def test_all_mode_leaves_out_agents_that_cannot_sit_at_the_table():
-    assert ev._cannot_play(HEURISTIC, "sequence_v0", {}) is None
-    assert "no agent registered" in ev._cannot_play("sequence_v0/nosuch-v1", "sequence_v0", {})
+    assert ev.cannot_play(HEURISTIC, "sequence_v0", {}) is None
+    assert "no agent registered" in ev.cannot_play("sequence_v0/nosuch-v1", "sequence_v0", {})
+
+
+def test_a_budget_that_allows_no_game_still_reports_and_says_why(tmp_path):
+    from training import reporting
+
+    report = m.evaluate("sequence_v0", [(HEURISTIC, RANDOM)], games=4, progress=False, budget_s=0.0)
+    assert report["games_per_lineup"] == [0] and report["games_scheduled_per_lineup"] == [4]
+    assert "time budget" in report["stop_reason"]
+    paths = reporting.write_outputs(report, tmp_path)
+    assert all(p.exists() for p in paths)

@@ -186,7 +186,7 @@ def summarise(label: str, config: dict[str, Any], n: int, games: list[dict[str, 
         for s in g["winning_seats"]:
             by_seat[s] += 1
             by_position[(s - g["first_seat"]) % n] += 1
-    keys = sorted({k for g in games for k in g["stats"]})
+    keys = list(dict.fromkeys(k for g in games for k in g["stats"]))  # the order the game gives
     position = rates(by_position)
     return {
         "label": label,
@@ -262,7 +262,7 @@ def format_report(game_name: str, base: dict[str, Any], variants: list[dict[str,
         lines.append(f"    position {i}: {_ci(w)}  ({w['wins']} wins)")
     lines.append(f"  first-player advantage: {b['first_player_advantage']:+.3f} over the fair share")
     if variants:
-        extra = list(b["stats"])[:3]
+        extra = list(b["stats"])[:3]  # the first counts the game declares
         lines.append("")
         header = f"{'configuration':<28}{'actions':>9}{'vs default':>11}" + "".join(f"{k:>14}" for k in extra)
         header += f"{'capped':>8}{'no-progress':>12}{'first player win':>26}"

@@ -33,6 +33,12 @@ from typing import Any, Sequence
 
 GAME = "wizard_arena_v0"
 TROPHIES = {1: "🥇", 2: "🥈", 3: "🥉"}
+#: game keyword -> the option that sets it
+OPTION_OF = {
+    "num_bots": "--num-bots (or the number of --bot entries)", "health": "-H/--health", "map_size": "--map-size",
+    "terrain_density": "--terrain-density", "initial_strength": "--initial-strength",
+    "gary_strength": "--gary-strength", "gary_roams": "--gary-roams", "max_cycles": "--max-cycles",
+}
 END_TEXT = {"rules": "ended by the rules", "no-progress": "ended by the no-progress rule",
             "truncated": "cut at the cycle cap"}
 
@@ -139,8 +145,12 @@ def check_settings(args: argparse.Namespace, config: dict[str, Any]) -> None:
         raise fail(f"--games must be at least 1, got {args.games}")
     try:
         envs.make(GAME, raw=True, max_cycles=args.max_cycles, **config)
-    except ConfigError as exc:  # names the game keyword: num_bots is --num-bots, health is -H/--health, ...
-        raise fail(str(exc)) from None
+    except ConfigError as exc:  # the game names its keyword; say which option set it
+        import re
+
+        match = re.search(r": (\w+)=", str(exc))
+        option = OPTION_OF.get(match.group(1)) if match else None
+        raise fail(f"{option}: {exc}" if option else str(exc)) from None
 
 
 def play_one(entrants: list[Entrant], config: dict[str, Any], seed: int, max_cycles: int | None):

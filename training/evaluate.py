@@ -204,7 +204,7 @@ def _run_all(args, games: int, config: dict[str, Any], console) -> int:
         for agent_id in agents.available(name):
             if agent_id == random_id:
                 continue
-            problem = _cannot_play(agent_id, name, config)
+            problem = cannot_play(agent_id, name, config)
             if problem:  # e.g. a checkpoint trained for another config
                 console.print(f"[yellow]{name}: leaving out {agent_id}: {problem}[/yellow]")
                 summary.setdefault("left_out", {})[agent_id] = problem
@@ -240,7 +240,7 @@ def _run_all(args, games: int, config: dict[str, Any], console) -> int:
     return 1 if failures else 0
 
 
-def _cannot_play(agent_id: str, game_name: str, config: dict[str, Any]) -> str | None:
+def cannot_play(agent_id: str, game_name: str, config: dict[str, Any]) -> str | None:
     """Why ``agent_id`` cannot sit at ``game_name`` with ``config`` (None if it can)."""
     try:
         engine_config = {k: v for k, v in config.items() if k not in ENV_KEYWORDS}

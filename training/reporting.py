@@ -110,7 +110,8 @@ def plot_win_rates(report: dict[str, Any], path: pathlib.Path) -> pathlib.Path:
 
     labels, rates, lows, highs, fair, colours = [], [], [], [], [], []
     palette = plt.get_cmap("tab10")
-    agent_colour = {a: palette(i % 10) for i, a in enumerate(report["agents"])}
+    names = list(dict.fromkeys(line["agent"] for lineup in report["lineups"] for line in lineup["agents"]))
+    agent_colour = {a: palette(i % 10) for i, a in enumerate(names)}
     for lineup in report["lineups"]:
         tag = lineup_label(lineup["teams"])
         for line in lineup["agents"]:

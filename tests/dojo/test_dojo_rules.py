@@ -260,7 +260,7 @@ def test_tunnel_segreto_choice_excludes_meditating_exits():
     st2 = draw(TUNNEL_SEGRETO)
     assert st2.phase == "segreto" and len(st2.legal_actions()) == 4
     st.pos[1] = sq(12, 12)
-    st._mask = None
+    st.set_legal_mask(None)
     tunnels = st.game.board.tunnels
     assert A_SEGRETO + tunnels.index(sq(12, 12)) not in st.legal_actions()
     st.apply_action(A_SEGRETO + tunnels.index(sq(3, 12)))
