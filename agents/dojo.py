@@ -21,8 +21,8 @@ from envs.core.game import Game
 from envs.dojo.board import ALLENAMENTO, FATICA, NEBBIA, PASSO_FALSO, SFIDA, TUNNEL
 from envs.dojo.cards import KAESHI, KIAI, UKE
 from envs.dojo.rules import (
-    A_KEEP, A_PASS, A_PLAY, A_ROOM, A_SEGRETO, A_STEP, A_TARGET, A_TUNNEL, BLACK_BELT, BROWN, TECNICA,
-    belt_of,
+    A_KEEP, A_PASS, A_PLAY, A_ROOM, A_SEGRETO, A_STEP, A_TARGET, A_TUNNEL, BLACK_BELT, TECNICA,
+    belt_of, dojo_reach,
 )
 
 #: P(attacker wins) at attacker-minus-defender bonus -2..+2 (2 dice, Senshu), no cards.
@@ -211,7 +211,7 @@ class DojoHeuristic(Agent):
                         return path, score - 3.0
             if k <= 0 or extra:
                 break
-            dojo = track >= BROWN
+            dojo = dojo_reach(track, self.config["fatica_on_stop_only"])
             left = oracle.longest(s, k, visited, dojo)
             if left == 0:
                 break

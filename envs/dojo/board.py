@@ -102,6 +102,37 @@ class Board:
         self.neighbours: list[tuple[int, ...]] = [tuple(t for t in row if t >= 0) for row in self.step]
         self.bit = [1 << s for s in range(NUM_SQUARES)]
 
+    def code(self, s: int) -> str:
+        """The one-character code of square ``s`` in a drawing (``S`` Safe Room, ``D`` Dojo, else its kind)."""
+        return "S" if self.room[s] >= 0 else "D" if self.dojo[s] else KINDS[self.kind[s]]
+
+    def drawing(self, marks: dict[int, str] | None = None) -> list[str]:
+        """The board in the file's doubled-resolution drawing (walls ``|``/``-``, Dojo entrances
+        ``:``/``=``), with ``marks`` (square -> one character) drawn over the square codes."""
+        marks = marks or {}
+        height = 2 * SIZE + 1
+        g = [["+" if y % 2 == 0 and x % 2 == 0 else " " for x in range(height)] for y in range(height)]
+        for i in range(SIZE):
+            g[0][2 * i + 1] = g[height - 1][2 * i + 1] = "-"
+            g[2 * i + 1][0] = g[2 * i + 1][height - 1] = "|"
+        for s in range(NUM_SQUARES):
+            r, c = rc(s)
+            g[2 * r + 1][2 * c + 1] = marks.get(s, self.code(s))
+            for t, y, x, wall_ch, door_ch in ((s + 1, 2 * r + 1, 2 * c + 2, "|", ":"),
+                                              (s + SIZE, 2 * r + 2, 2 * c + 1, "-", "=")):
+                if (t == s + 1 and c == SIZE - 1) or t >= NUM_SQUARES:
+                    continue
+                edge = frozenset((s, t))
+                if edge in self.walls:
+                    g[y][x] = wall_ch
+                elif edge in self.entrances:
+                    g[y][x] = door_ch
+        return ["".join(row) for row in g]
+
+    def tunnel_pairs(self) -> list[tuple[int, int]]:
+        """Each pair of joined Tunnels once, in reading order of its first square."""
+        return [(a, b) for a, b in sorted(self.partner.items()) if a < b]
+
     def kind_counts(self) -> dict[str, int]:
         counts = {k: 0 for k in KINDS}
         for s in range(NUM_SQUARES):

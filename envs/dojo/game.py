@@ -18,6 +18,8 @@ from envs.dojo.rules import (
     NUM_FIXED_ACTIONS, PHASE_INDEX, PHASES, SEAT_CORNERS, TARGET_PURPOSES, TRACK_MAX, DojoState, WalkOracle, belt_of,
 )
 
+#: Fill colours of joined Tunnel pairs in the image (pair i gets colour i, cycling).
+TUNNEL_COLOURS = ((90, 150, 255), (255, 170, 40), (40, 190, 190), (190, 90, 230), (150, 110, 60), (110, 200, 60))
 BELT_NAMES = ("White", "Yellow", "Orange", "Green", "Blue", "Brown", "Black")
 MAX_SEATS = 8
 
@@ -366,17 +368,21 @@ class DojoGame(Game):
         }
 
     def render_text(self, state: DojoState) -> str:
+        """The board as drawn in a board file (walls ``|``/``-``, Dojo entrances ``:``/``=``) with
+        row and column numbers, pawns as seat digits (``*`` for several on one square), the
+        Tunnel pairs, then one line per seat and the turn."""
         b = self.board
-        grid = []
-        for r in range(SIZE):
-            row = []
-            for c in range(SIZE):
-                s = r * SIZE + c
-                ch = "S" if b.room[s] >= 0 else "D" if b.dojo[s] else KINDS[b.kind[s]]
-                here = [str(q) for q in range(self.num_players) if state.pos[q] == s]
-                row.append(here[0] if len(here) == 1 else "*" if here else ch)
-            grid.append(" ".join(row))
-        lines = grid + [""]
+        marks = {}
+        for q in range(self.num_players):
+            s = state.pos[q]
+            if s >= 0:
+                marks[s] = "*" if s in marks else str(q)
+        lines = ["    " + " ".join(str(c % 10) for c in range(SIZE))]
+        for y, row in enumerate(b.drawing(marks)):
+            lines.append((f"{y // 2:2d} " if y % 2 else "   ") + row)
+        pairs = ", ".join(f"{rc(a)}-{rc(t)}" for a, t in b.tunnel_pairs())
+        lines.append(f"walls | -, Dojo entrances : =, Tunnels joined: {pairs}")
+        lines.append("")
         for q in range(self.num_players):
             t = state.track[q]
             s = state.pos[q]
@@ -397,6 +403,9 @@ class DojoGame(Game):
         return "\n".join(lines)
 
     def render_rgb(self, state: DojoState) -> np.ndarray:
+        """The board as an image: square kinds by colour and letter, walls black, Dojo entrances
+        green, each pair of joined Tunnels in its own colour and numbered alike (``T1`` and
+        ``T1``), pawns as seat digits."""
         from envs.core.render import grid_image
 
         b = self.board
@@ -414,6 +423,11 @@ class DojoGame(Game):
                 colors[r, c] = palette[KINDS[b.kind[s]]]
                 if b.kind[s]:
                     labels[r][c] = KINDS[b.kind[s]]
+        for i, pair in enumerate(b.tunnel_pairs()):
+            for t in pair:
+                r, c = rc(t)
+                colors[r, c] = TUNNEL_COLOURS[i % len(TUNNEL_COLOURS)]
+                labels[r][c] = f"T{i + 1}"
         for q in range(self.num_players):
             s = state.pos[q]
             if s >= 0:

@@ -59,11 +59,28 @@ def belt_of(track: int) -> int:
     return track // 3
 
 
+def dojo_reach(track: int, fatica_on_stop_only: bool = False) -> int:
+    """For how long the Dojo stays open to a walk that starts on ``track`` (the walk oracle's
+    ``dojo``): 0 when closed (below Brown), else the number of Fatica squares after which it
+    closes (the one whose stripe takes the pawn below 15 included). With ``fatica_on_stop_only``
+    walking costs nothing, so it stays open for the whole walk."""
+    if track < BROWN:
+        return 0
+    if fatica_on_stop_only:
+        return TRACK_MAX + 1  # more than any walk's length
+    return track - BROWN + 1
+
+
 class WalkOracle:
     """Answers "is there a non-revisiting walk of exactly k steps from s?" with a shared cache.
 
     A walk that reaches a square next to a Dojo entrance with steps left counts as complete when
-    the Dojo is open (entering needs no exact count). This is the hot spot of the move mask.
+    the Dojo is open there (entering needs no exact count). This is the hot spot of the move mask.
+
+    ``dojo`` (see :meth:`DojoState.dojo_reach`) says for how long the Dojo stays open during the
+    walk: 0 = closed; d > 0 = open until the walk has stepped onto d Fatica squares (each costs a
+    stripe, and a Brown pawn falling below 15 finds the Dojo closed for the rest of the move).
+    ``True``/``False`` read as 1/0: open until the first Fatica, or closed.
 
     The answer only depends on the visited squares that a walk of k steps from s could reach, so
     the cache key keeps only those (``visited`` masked by the ball of radius k around s): the same
@@ -75,6 +92,8 @@ class WalkOracle:
         self.neighbours = board.neighbours
         self.bit = board.bit
         self.entry = board.entry
+        #: squares whose step costs a stripe (Fatica outside the Safe Rooms)
+        self.fatica = [k == FATICA and r < 0 for k, r in zip(board.kind, board.room)]
         self.cache: dict[tuple, bool] = {}
         #: step_dirs answers, keyed like ``cache`` (see ``step_dirs``)
         self.dirs_cache: dict[tuple, tuple[int, ...] | None] = {}
@@ -101,9 +120,14 @@ class WalkOracle:
         self.balls[s] = balls
         return balls
 
-    def walk(self, s: int, k: int, visited: int, dojo: bool) -> bool:
+    def after(self, t: int, dojo: int) -> int:
+        """``dojo`` once the walk has stepped onto square t."""
+        return dojo - 1 if dojo and self.fatica[t] else dojo
+
+    def walk(self, s: int, k: int, visited: int, dojo: int) -> bool:
         if k == 0 or (dojo and self.entry[s] >= 0):
             return True
+        dojo = min(int(dojo), k)  # more Fatica than steps left: the same as "open all walk"
         balls = self.balls[s] or self._balls_of(s)
         visited &= balls[k] if k < len(balls) else balls[-1]  # squares out of reach do not matter
         key = (s, k, visited, dojo)
@@ -111,10 +135,10 @@ class WalkOracle:
         if hit is not None:
             return hit
         ok = False
-        bit = self.bit
+        bit, fatica = self.bit, self.fatica
         for t in self.neighbours[s]:
             b = bit[t]
-            if not visited & b and self.walk(t, k - 1, visited | b, dojo):
+            if not visited & b and self.walk(t, k - 1, visited | b, dojo - 1 if dojo and fatica[t] else dojo):
                 ok = True
                 break
         if len(self.cache) >= self.limit:
@@ -122,16 +146,17 @@ class WalkOracle:
         self.cache[key] = ok
         return ok
 
-    def longest(self, s: int, k: int, visited: int, dojo: bool) -> int:
+    def longest(self, s: int, k: int, visited: int, dojo: int) -> int:
         while k > 0 and not self.walk(s, k, visited, dojo):
             k -= 1
         return k
 
-    def step_dirs(self, s: int, k: int, visited: int, dojo: bool) -> tuple[int, ...] | None:
+    def step_dirs(self, s: int, k: int, visited: int, dojo: int) -> tuple[int, ...] | None:
         """The directions (0-3, in order) of the steps from s that begin a walk of the longest
         length possible with up to k steps (the move mask's steps), or None when no step at
         all can be taken. Like ``walk`` it depends only on the visited squares within k steps
         of s, and is cached by them."""
+        dojo = min(int(dojo), k)
         balls = self.balls[s] or self._balls_of(s)
         key = (s, k, visited & (balls[k] if k < len(balls) else balls[-1]), dojo)
         hit = self.dirs_cache.get(key, False)
@@ -144,7 +169,7 @@ class WalkOracle:
             left -= 1
             bit, walk = self.bit, self.walk
             dirs = tuple(d for d, t in enumerate(self.board.step[s])
-                         if t >= 0 and not visited & bit[t] and walk(t, left, visited | bit[t], dojo))
+                         if t >= 0 and not visited & bit[t] and walk(t, left, visited | bit[t], self.after(t, dojo)))
         if len(self.dirs_cache) >= self.limit:
             self.dirs_cache.clear()
         self.dirs_cache[key] = dirs
@@ -271,13 +296,17 @@ class DojoState(State):
         """Whether the turn player may fight seat q (wherever q stands outside a Safe Room)."""
         return not self.med_guard[q] and not self.first_round
 
+    def dojo_reach(self, p: int) -> int:
+        """For how long the Dojo stays open to p's walk (see :func:`dojo_reach`)."""
+        return dojo_reach(self.track[p], self.game.config["fatica_on_stop_only"])
+
     def move_dirs(self) -> list[int]:
         """Directions of the legal steps of the turn player's walk (Dojo entry included)."""
         board = self.game.board
         p = self.turn_player
         s = self.pos[p]
         vis = self.mv_visited
-        dojo = self.track[p] >= BROWN
+        dojo = self.dojo_reach(p)
         step = board.step[s]
         bit = board.bit
         out = []
@@ -731,8 +760,10 @@ class DojoState(State):
         self.mv_steps = 0
         cands = self.exam_candidates(p)
         if not cands:
+            # back to the entry square (p never left it): the extra step, as after an Exam-Uke return
             self.exam_from = -1
-            self._end_turn()
+            self._displaced(p)
+            self._then("_end_turn")
             return
         if len(cands) > 1:
             self.main_phase = "target"

@@ -196,7 +196,7 @@ class SequenceState(State):
         hand = self.hands[player]
         if action == PASS:
             self.passes_in_row += 1
-            if self.passes_in_row >= self.num_players:
+            if self.table_blocked():
                 self.drawn_game = True
             self._end_turn()
             return
@@ -229,6 +229,41 @@ class SequenceState(State):
         self._draw(player)
         if self.winner is None:
             self._end_turn()
+
+    # ------------------------------------------------------------------------------------------
+    # The blocked table
+    def playable(self, card: int, team: int) -> bool:
+        """Whether a seat of ``team`` could play ``card`` (place, wild or remove) on the board now."""
+        if card in TWO_EYED_JACKS:
+            return self.placed - self.removed < NUM_SQUARES - len(CORNER_SQUARES)
+        if card in ONE_EYED_JACKS:
+            others = self.planes[: self.num_teams].sum(axis=0) - self.planes[team]
+            return bool((others > self.locked).any())
+        a, b = self.game.squares_of[card]
+        return self.board[a] == EMPTY or self.board[b] == EMPTY
+
+    def table_blocked(self) -> bool:
+        """True when no chip can ever again be placed or removed: the seed's "completely blocked table".
+
+        The referee sees every hand and both piles. Only a play changes the board, so while no
+        seat plays, a card that cannot be played now never can. A seat still has a play to come
+        if it holds a playable card, or if it can still draw (it holds a dead card and dead-card
+        exchanges are on) and some card in the draw or discard pile would be playable by it (the
+        discards are reshuffled into the draw pile when it runs out). Dead cards are unplayable by
+        every team and jacks are never exchanged, so no other card can reach a hand. When no seat
+        has a play to come, the table is blocked.
+        """
+        pool = self.deck + self.discards
+        for seat, hand in enumerate(self.hands):
+            team = self.team_of(seat)
+            if any(self.playable(k, team) for k in hand):
+                return False
+            can_draw = self.dead_cards_allowed and any(
+                k not in TWO_EYED_JACKS and k not in ONE_EYED_JACKS for k in hand
+            )  # no card in the hand is playable, so every natural card in it is dead
+            if can_draw and any(self.playable(k, team) for k in set(pool)):
+                return False
+        return True
 
     def _end_turn(self) -> None:
         self.dead_used = False

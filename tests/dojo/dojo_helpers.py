@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pathlib
+
 import envs.dojo_v0 as dojo
 from envs.dojo.board import KINDS, sq
 from envs.dojo.rules import A_PASS, A_PLAY, A_ROOM, A_STEP, A_TARGET, from_position
@@ -40,6 +42,21 @@ def position(picture: str, config=None, **kw):
     return from_position(g, read_picture(g, picture), **kw)
 
 
+def pocket_board(folder) -> str:
+    """A user's board file in ``folder``: the standard board with (5,7), the square in front of the
+    north Dojo entrance, made a Fatica walled on its east side, so that its only neighbour is
+    (4,7) (and the Dojo). Valid (no walk from any square dead-ends), but not symmetric."""
+    from envs.dojo.board import DEFAULT_BOARD_PATH
+
+    lines = DEFAULT_BOARD_PATH.read_text().splitlines()
+    drawing = [i for i, line in enumerate(lines) if line.startswith(("+", "|"))]
+    row = drawing[2 * 5 + 1]
+    lines[row] = lines[row][:2 * 7 + 1] + "F|" + lines[row][2 * 7 + 3:]
+    path = pathlib.Path(folder) / "pocket.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
 def walk(state, path: str):
     """Apply steps like ``"EEN"``, checking each is legal."""
     for ch in path:
@@ -51,4 +68,4 @@ def target(state, seat):
     return A_TARGET + (seat - p) % state.n - 1
 
 
-__all__ = ["A_PASS", "A_PLAY", "A_ROOM", "E", "N", "S", "W", "game", "position", "sq", "target", "walk"]
+__all__ = ["A_PASS", "A_PLAY", "A_ROOM", "E", "N", "S", "W", "game", "pocket_board", "position", "sq", "target", "walk"]

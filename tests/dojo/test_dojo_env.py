@@ -14,7 +14,7 @@ import envs.dojo_v0 as dojo
 from envs.core.testing import check_hidden_information, check_save_restore, check_state
 from envs.dojo.cards import KIAI, UKE
 from envs.dojo.rules import from_position
-from dojo_helpers import game, position, walk
+from dojo_helpers import game, position, sq, walk
 
 
 def test_hidden_tecnica_changes_state_but_not_observation():
@@ -129,3 +129,50 @@ def test_simulator_runs_with_a_tiny_budget(tmp_path, capsys):
     assert set(result["default"]["stats"]) == {"turns", "rounds", "exam_attempts", "kumite", "cards"}
     lo, hi = result["default"]["win_rate_by_seat"][0]["ci95"]
     assert 0.0 <= lo <= hi <= 1.0
+
+
+# ---- rendering ------------------------------------------------------------------------------------
+def test_text_render_draws_the_walls_entrances_and_tunnel_pairs_as_the_board_file_does():
+    from envs.dojo.board import DEFAULT_BOARD_PATH
+
+    st = position("4,7: 0\n4,9: F 1", tracks=[3, 3, 0, 0], begin=False)
+    st.pos[2] = st.pos[3] = sq(3, 5)  # two pawns on one square: '*'
+    text = st.game.render_text(st)
+    drawing = [line.rstrip() for line in DEFAULT_BOARD_PATH.read_text().splitlines() if line.startswith(("+", "|"))]
+    shown = [line[3:] for line in text.splitlines()[1:34]]
+    assert len(shown) == len(drawing) == 33
+    for y, (got, want) in enumerate(zip(shown, drawing)):
+        if y % 2 == 0:
+            assert got == want  # every wall and entrance between rows, as in the file
+        else:
+            r = y // 2
+            marks = {7: "0", 10: "1"} if r == 4 else {5: "*"} if r == 3 else {}
+            for x, (g, w) in enumerate(zip(got, want)):
+                if x % 2 == 1 and (x - 1) // 2 in marks:
+                    assert g == marks[(x - 1) // 2], (r, x)
+                else:
+                    assert g == w, (r, x)
+    assert "|" in shown[11] and "=" in shown[12] and ":" in shown[15]
+    assert "Tunnels joined: (3, 3)-(12, 12), (3, 12)-(12, 3)" in text
+    assert text.splitlines()[0].split() == [str(c % 10) for c in range(16)]
+
+
+def test_image_shows_which_tunnels_are_joined(tmp_path):
+    from envs.dojo.board import DEFAULT_BOARD_PATH
+
+    def pixel(image, s, cell=24):
+        r, c = divmod(s, 16)
+        return tuple(image[r * cell + cell - 4, c * cell + cell - 4])
+
+    g = game()
+    image = g.render_rgb(g.new_initial_state(0))
+    (a, b), (c, d) = g.board.tunnel_pairs()
+    assert pixel(image, a) == pixel(image, b) != pixel(image, c) == pixel(image, d)
+    # on a user's board whose pairs are listed the other way round, the colours follow the pairs
+    text = DEFAULT_BOARD_PATH.read_text().replace("tunnel 3,3 12,12\ntunnel 3,12 12,3", "tunnel 3,3 12,3\ntunnel 3,12 12,12")
+    path = tmp_path / "crossed.txt"
+    path.write_text(text)
+    g2 = game(board_file=str(path))
+    image = g2.render_rgb(g2.new_initial_state(0))
+    assert pixel(image, sq(3, 3)) == pixel(image, sq(12, 3)) != pixel(image, sq(3, 12))
+    assert pixel(image, sq(3, 12)) == pixel(image, sq(12, 12))

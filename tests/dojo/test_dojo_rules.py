@@ -18,7 +18,7 @@ from envs.dojo.cards import (
     TSUGI_ASHI, TUNNEL_SEGRETO, UKE,
 )
 from envs.dojo.rules import A_KEEP, A_SEGRETO, A_TUNNEL, SEAT_CORNERS
-from dojo_helpers import A_PASS, A_PLAY, A_ROOM, N, S, game, position, target, walk
+from dojo_helpers import A_PASS, A_PLAY, A_ROOM, N, S, game, pocket_board, position, target, walk
 
 
 def legal_steps(state):
@@ -499,3 +499,55 @@ def test_tsugi_ashi_drawn_during_tsugi_ashi_chains():
     walk(st, "WW")  # first Tsugi-ashi: a move of 6 from (5,1)
     walk(st, "EEEENE")  # ... ending on the Nebbia square (4,6): the second Tsugi-ashi
     assert st.phase == "move" and st.mv_start == sq(4, 6) and st.mv_steps == 2 and st.turn_player == 0
+
+
+def test_exam_nobody_can_defend_return_takes_the_extra_step_off_a_shared_square():
+    # 2 players, seat 1 meditates on the entry square (5,7): seat 0 walks through it, steps into
+    # the Dojo, nobody can defend, so it goes back to (5,7) and must step off the meditating pawn
+    st = position("4,7: 0\n5,7: 1", tracks=[15, 3], dice=[2, 3], config={"num_players": 2}, meditating=(1,))
+    walk(st, "SS")
+    assert st.stats["exam_attempts"] == 0 and st.stats["kumite"] == 0
+    assert st.pos[0] == sq(5, 7) and st.phase == "settle" and st.current_player() == 0
+    assert legal_steps(st) == {"N", "E"}  # never back into the Dojo
+    st.apply_action(S - 2)  # N
+    assert st.pos[0] == sq(4, 7) and st.track[0] == 15  # moved, not walked: no square effect
+    assert st.pos[0] != st.pos[1]
+    assert st.turn_player == 0 and st.phase == "move"  # seat 1's turn is skipped (Meditazione)
+    assert not st.check_invariants()
+
+
+# ---- The Dojo closing part-way through a walk, on a user's board ---------------------------------
+def test_move_mask_knows_a_fatica_closes_the_dojo_part_way(tmp_path):
+    board_file = pocket_board(tmp_path)
+    # Brown at 15 with 2 steps: stepping onto the Fatica (5,7) costs the stripe that closes the
+    # Dojo, and from the pocket no second step exists, so S does not begin a longest walk
+    st = position("4,7: 0", tracks=[15, 0, 0, 0], dice=[1, 1], config={"board_file": board_file})
+    assert st.mv_steps == 2 and st.game.board.kind[sq(5, 7)] == 2
+    assert "S" not in legal_steps(st) and legal_steps(st)
+    # at 16 the stripe leaves it Brown: S then S into the Dojo is a complete walk
+    st = position("4,7: 0", tracks=[16, 0, 0, 0], dice=[1, 1, 6, 1], config={"board_file": board_file})
+    assert "S" in legal_steps(st)
+    walk(st, "S")
+    assert st.track[0] == 15 and legal_steps(st) == {"S"}
+    walk(st, "S")
+    assert st.phase == "target" and st.purpose == "exam"  # in: the challenger picks its examiner
+    # with fatica_on_stop_only walking costs nothing: the Dojo stays open all walk
+    st = position("4,7: 0", tracks=[15, 0, 0, 0], dice=[1, 1],
+                  config={"board_file": board_file, "fatica_on_stop_only": True})
+    assert "S" in legal_steps(st)
+
+
+def test_longest_walk_through_a_fatica_that_closes_the_dojo_is_not_offered(tmp_path):
+    from envs.dojo.rules import WalkOracle, dojo_reach
+
+    board_file = pocket_board(tmp_path)
+    g = game(board_file=board_file)
+    oracle = WalkOracle(g.board)
+    s, bit = sq(4, 7), g.board.bit
+    assert dojo_reach(14) == 0 and dojo_reach(15) == 1 and dojo_reach(17) == 3
+    assert dojo_reach(15, fatica_on_stop_only=True) > 12
+    # from the pocket, one step left: complete only while the Dojo is still open there
+    assert oracle.walk(sq(5, 7), 1, bit[s] | bit[sq(5, 7)], 1)
+    assert not oracle.walk(sq(5, 7), 1, bit[s] | bit[sq(5, 7)], 0)
+    assert 2 not in oracle.step_dirs(s, 2, bit[s], dojo_reach(15))
+    assert 2 in oracle.step_dirs(s, 2, bit[s], dojo_reach(16))

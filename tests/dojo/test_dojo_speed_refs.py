@@ -14,8 +14,10 @@ import random
 import numpy as np
 
 import envs.dojo_v0 as dojo
+from envs.dojo.board import FATICA
 from envs.dojo.rules import BROWN
 
+from dojo_helpers import pocket_board
 from test_dojo_observation import reference
 
 
@@ -30,23 +32,29 @@ def plain_dirs(state):
         out = [d for d in range(4) if board.step[s][d] >= 0 and not vis >> board.step[s][d] & 1]
     else:
         memo = {}
+        walking_costs = not state.game.config["fatica_on_stop_only"]
 
-        def can_walk(u, k, seen):
-            if k == 0 or (dojo_open and board.entry[u] >= 0):
+        def can_walk(u, k, seen, track):
+            if k == 0 or (track >= BROWN and board.entry[u] >= 0):
                 return True
-            key = (u, k, seen)
+            key = (u, k, seen, track)
             if key not in memo:
-                memo[key] = any(can_walk(t, k - 1, seen | 1 << t) for t in board.neighbours[u] if not seen >> t & 1)
+                memo[key] = any(can_walk(t, k - 1, seen | 1 << t, after(t, track))
+                                for t in board.neighbours[u] if not seen >> t & 1)
             return memo[key]
 
+        def after(t, track):  # a Fatica stepped on costs a stripe, and may close the Dojo
+            return track - 1 if walking_costs and board.kind[t] == FATICA and board.room[t] < 0 else track
+
         k = state.mv_steps
-        while k > 0 and not can_walk(s, k, vis):
+        track = state.track[p]
+        while k > 0 and not can_walk(s, k, vis, track):
             k -= 1
         if k == 0:
             return []
         out = [d for d in range(4)
                if board.step[s][d] >= 0 and not vis >> board.step[s][d] & 1
-               and can_walk(board.step[s][d], k - 1, vis | 1 << board.step[s][d])]
+               and can_walk(board.step[s][d], k - 1, vis | 1 << board.step[s][d], after(board.step[s][d], track))]
     if dojo_open and board.entry[s] >= 0:
         out.append(board.entry[s])
     return out
@@ -79,6 +87,26 @@ def test_move_directions_match_uncached_search_in_random_games():
             legal = state.legal_actions()
             state.apply_action(legal[rng.randrange(len(legal))])
     assert checked > 1000
+
+
+def test_move_directions_match_uncached_search_when_a_fatica_closes_the_dojo(tmp_path):
+    # a user's board where a Fatica in front of an entrance is a pocket: Brown pawns at 15-17
+    game = dojo.Game(num_players=4, board_file=pocket_board(tmp_path))
+    rng = random.Random(7)
+    checked = 0
+    for seed in range(3):
+        state = game.new_initial_state(seed)
+        for step in range(1500):
+            if state.is_terminal():
+                break
+            if step % 20 == 0 and state.main_phase == "move" and not state.pending:
+                state.track[state.turn_player] = BROWN + rng.randrange(3)
+            if state.main_phase == "move" and not state.pending and state.mv_steps > 0:
+                assert state.move_dirs() == plain_dirs(state), (seed, step)
+                checked += 1
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.randrange(len(legal))])
+    assert checked > 500
 
 
 def check(game, state, me):

@@ -256,17 +256,104 @@ def test_card_with_one_free_square_is_not_dead():
     assert not state.legal_mask()[DEAD:PASS].any()
 
 
-def test_only_dead_cards_with_switch_off_means_pass_and_a_full_round_of_passes_draws():
+def test_only_dead_cards_with_switch_off_means_pass_and_a_table_nobody_can_change_is_drawn():
+    # neither seat can play and, with exchanges off, neither will ever draw: the table is blocked
     game = SequenceGame(dead_cards=False)
     board = _both_squares_taken(game, "5D")
     state = from_text(game, board, hands={0: ["5D"], 1: ["5D"]})
     assert state.legal_actions() == [PASS]
-    state.apply_action(PASS)
-    assert not state.is_terminal() and state.current_player() == 1
-    assert state.legal_actions() == [PASS]
+    assert state.table_blocked()
     state.apply_action(PASS)
     assert state.is_terminal() and state.phase == "drawn"
     assert state.returns() == [0.0, 0.0]
+
+
+def test_a_pass_is_not_a_draw_while_another_seat_can_still_play():
+    game = SequenceGame(dead_cards=False)
+    board = _both_squares_taken(game, "5D")
+    state = from_text(game, board, hands={0: ["5D"], 1: ["2S"]})
+    assert not state.table_blocked()
+    state.apply_action(PASS)
+    assert not state.is_terminal() and state.current_player() == 1
+
+
+def _occupied(game, cards, team="B"):
+    board = [list(r) for r in rows()]
+    for card in cards:
+        for s in game.squares_of[kind(card)]:
+            board[s // 10][s % 10] = team
+    return ["".join(r) for r in board]
+
+
+def test_a_full_round_of_passes_is_not_a_draw_while_a_dead_card_can_still_be_exchanged():
+    # Every seat exchanges a dead card, draws another dead card and passes: a full round of
+    # passes. Live cards are still in the draw pile and the seats still hold dead cards, so the
+    # game goes on (the seed ends only a completely blocked table) until someone draws a live card.
+    game = SequenceGame()
+    dead = ["5D", "6D", "7D", "8D", "9D", "TD"]
+    state = from_text(game, _occupied(game, dead), hands={0: ["5D", "6D"], 1: ["7D", "8D"]})
+    for card in ["TD", "9D", "TD", "9D"]:  # the next four cards drawn, all dead
+        state.deck.remove(kind(card))
+        state.deck.append(kind(card))
+    for _ in range(2):  # two full rounds
+        for seat in (0, 1):
+            assert state.current_player() == seat
+            held = next(k for k in state.hands[seat] if k in map(kind, dead))
+            state.apply_action(DEAD + NON_JACK_INDEX[held])
+            assert state.legal_actions() == [PASS]
+            state.apply_action(PASS)
+    assert state.passes_in_row == 4  # the old rule would have drawn after the first two
+    assert not state.is_terminal() and not state.table_blocked()
+    # seat 0 exchanges again and draws a live card, which it must play
+    state.apply_action(DEAD + NON_JACK_INDEX[state.hands[0][0]])
+    assert PASS not in state.legal_actions()
+    state.apply_action(state.legal_actions()[0])
+    assert state.passes_in_row == 0 and state.check_invariants() == []
+
+
+def test_a_full_board_with_nothing_left_to_remove_is_blocked():
+    # Every square is taken; team A's only chips form a (locked) sequence, so team B's one-eyed
+    # jacks have no target. Seat 1 (B) can still exchange its dead card, but no card it could draw
+    # is playable for it; seat 0 (A) holds a wild jack with no empty square and cannot draw.
+    game = SequenceGame()
+    full = ["XAAAABBBBX"] + ["BBBBBBBBBB"] * 8 + ["XBBBBBBBBX"]
+    a_sequence = [[sq(0, 0), sq(0, 1), sq(0, 2), sq(0, 3), sq(0, 4)]]
+    state = from_text(game, full, hands={0: ["JD"], 1: ["5D", "JS"]}, sequences={0: a_sequence})
+    assert state.legal_actions() == [PASS]
+    assert state.table_blocked()
+    state.apply_action(PASS)
+    assert state.is_terminal() and state.phase == "drawn" and state.returns() == [0.0, 0.0]
+    # a one-eyed jack in team A's hand could still remove a B chip: not blocked
+    state = from_text(game, full, hands={0: ["JH"], 1: ["5D", "JS"]}, sequences={0: a_sequence})
+    assert not state.table_blocked()
+    # ... nor in the draw pile while an A seat can still draw (it holds a dead card)
+    state = from_text(game, full, hands={0: ["5D"], 1: ["6D", "JS"]}, sequences={0: a_sequence})
+    assert not state.table_blocked()
+
+
+def test_reviewers_example_two_teams_of_two_seed_20251640_plays_on_after_a_round_of_passes():
+    # Deal seed 20251640, 2 teams of 2, uniformly random legal actions from random.Random(50):
+    # after 127 actions every seat has passed in turn with 40 cards still in the draw pile. The
+    # old engine called that a draw; a seat still holds a dead card and live cards remain, so the
+    # game goes on and ends by the rules (a win or a truly blocked table).
+    game = SequenceGame(num_teams=2, players_per_team=2)
+    state = game.new_initial_state(20251640)
+    rng = random.Random(50)
+    for _ in range(127):
+        legal = state.legal_actions()
+        state.apply_action(legal[rng.randrange(len(legal))])
+    assert state.passes_in_row == 4 and len(state.deck) == 40
+    dead = [k for hand in state.hands for k in hand
+            if k in game.squares_of and all(state.board[s] != -1 for s in game.squares_of[k])]
+    assert dead  # an exchangeable dead card is still held
+    assert not state.is_terminal() and not state.table_blocked()
+    n = 127
+    while not state.is_terminal() and n < 6000:
+        legal = state.legal_actions()
+        state.apply_action(legal[rng.randrange(len(legal))])
+        n += 1
+    assert state.is_terminal() and state.check_invariants() == []
+    assert state.winner is not None or state.table_blocked()
 
 
 def test_a_play_between_passes_resets_the_pass_count():
