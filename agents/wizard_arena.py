@@ -5,8 +5,13 @@ action mask:
 
 * moving: every legal step (and staying) is scored by the encounters it would bring nearer — weaker
   sides to beat, solos it would lead or absorb, and Gary when the odds are good attract; parties it
-  would only follow and stronger sides repel; every pull fades with the walking distance around
-  obstacles (where the whole line would stand after the step); squeezes cost a little;
+  would only follow and stronger sides repel; every pull fades with the walking distance (a
+  breadth-first search over the map, so round obstacles) from the cell the leader would step to to
+  the nearest member of the other side; squeezes cost a little. A party may step onto its own line
+  to turn round (the rules re-form it), so it never freezes with its line pointing away;
+* refused alliances: a solo that declined (or was declined by) the solo next to it is ignored while
+  the position is as it was; once strengths, scores or the sides changed and the alliance would
+  pay, the bot steps apart (which clears the refusal) and comes back to ask again;
 * alliances: accepts when it would lead the new party, or follow into the strongest side on the map,
   unless uniting everyone would end the game while it does not rank in the upper half (a tie in the
   middle is worth nothing);
@@ -86,6 +91,15 @@ def win_probability(mine: int, theirs: int) -> float:
 
 class HeuristicAgent(Agent):
     """Greedy one-step scorer over the public state (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: partner -> (strengths, scores, number of sides) when our alliance was last declined
+        self._declined_at: dict[int, tuple] = {}
+
+    def reset(self, seat: int, *args: Any, **kwargs: Any) -> None:
+        super().reset(seat, *args, **kwargs)
+        self._declined_at = {}
 
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
         mask = observation["action_mask"]
@@ -204,7 +218,30 @@ class HeuristicAgent(Agent):
         gain = 2.0 + 0.5 * (len(other) - 1)
         return p * gain - (1 - p) * lose_cost
 
+    def _declined_partners(self, view: dict[str, Any], me: int) -> dict[int, bool]:
+        """Solos that declined an alliance with me (or I with them) and still stand next to me:
+        partner -> whether the position changed since (then it pays to step apart, which clears
+        the refusal, and come back to ask again)."""
+        st, sc = view["strength_tenths"], view["score"]
+        sides = len(self._sides(view))
+        out = {}
+        current = set()
+        for a, b in view["declined"]:
+            if me not in (a, b):
+                continue
+            other = b if a == me else a
+            current.add(other)
+            snapshot = (st[me], sc[me], st[other], sc[other], sides)
+            first = self._declined_at.setdefault(other, snapshot)
+            out[other] = first != snapshot
+        for other in list(self._declined_at):
+            if other not in current:
+                del self._declined_at[other]
+        return out
+
     def _pick_move(self, view: dict[str, Any], me: int, legal: list[int]) -> int:
+        """Score every legal step (and staying) by the encounters it brings nearer, measured by
+        walking distance round the obstacles from the cell where the leader would stand."""
         size = len(view["terrain"])
         terrain = view["terrain"]
         pos = view["pos"]
@@ -212,12 +249,18 @@ class HeuristicAgent(Agent):
         my_side = sides.get(me, [me])
         here = pos[me]
         r0, c0 = divmod(here, size)
+        declined = self._declined_partners(view, me) if len(my_side) == 1 else {}
         others = []
         for lead, line in sides.items():
             if lead == me:
                 continue
             value = self._encounter_value(view, me, my_side, lead, line)
-            others.append((value, [walking_distances(terrain, pos[m]) for m in line]))
+            if lead in declined:
+                if not declined[lead] or value <= 0:
+                    continue  # asking again would get the same answer: ignore them
+                others.append((value, [walking_distances(terrain, pos[lead])], True))
+                continue
+            others.append((value, [walking_distances(terrain, pos[m]) for m in line], False))
         gary_value = 0.0
         st = view["strength_tenths"]
         gary_strength = int(round(self.config.get("gary_strength", 3.0) * 10))
@@ -226,21 +269,20 @@ class HeuristicAgent(Agent):
             loss = 2.0 if self.config.get("health", 10) == 0 else 0.5
             gary_value = 1.5 * (2 * p - loss * (1 - p))
         gary_dist = walking_distances(terrain, view["gary"])
-        line_cells = [pos[m] for m in my_side]
         best, best_value = STAY, -1e9
         for a in legal:
             if a == STAY:
                 cell = here
-                mine = line_cells
             else:
                 dr, dc = DIRECTIONS[a]
                 cell = (r0 + dr) * size + c0 + dc
-                # where my line would stand: the leader on the new cell, each follower a cell ahead
-                mine = [cell] + line_cells[:-1]
             value = 0.0
-            for v, tables in others:
-                d = min(t[m] for t in tables for m in mine)
-                value += v if d <= 1 else v * 0.75 ** (d - 1)
+            for v, tables, apart_first in others:
+                d = min(t[cell] for t in tables)
+                if apart_first:  # the refusal is cleared only by standing apart first
+                    value += 0.0 if d <= 1 else v * 0.75 ** (d - 1)
+                else:
+                    value += v if d <= 1 else v * 0.75 ** (d - 1)
             if gary_value > 0:
                 d = gary_dist[cell]
                 value += gary_value * (1.0 if d <= 1 else 0.9 ** (d - 1))
