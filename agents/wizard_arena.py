@@ -7,7 +7,9 @@ action mask:
   sides to beat, solos it would lead or absorb, and Gary when the odds are good attract; parties it
   would only follow and stronger sides repel; every pull fades with the walking distance (a
   breadth-first search over the map, so round obstacles) from the cell the leader would step to to
-  the nearest member of the other side; squeezes cost a little. A party may step onto its own line
+  the nearest member of the other side; squeezes cost a little. On top, a plan: the most rewarding
+  encounter (discounted by its distance now) is the goal, and a step that leaves it nearer along
+  the shortest path wins over the sum of pulls, so the bot never settles between two of them. A party may step onto its own line
   to turn round (the rules re-form it), so it never freezes with its line pointing away;
 * refused alliances: a solo that declined (or was declined by) the solo next to it is ignored while
   the position is as it was; once strengths, scores or the sides changed and the alliance would
@@ -15,6 +17,8 @@ action mask:
 * alliances: accepts when it would lead the new party, or follow into the strongest side on the map,
   unless uniting everyone would end the game while it does not rank in the upper half (a tie in the
   middle is worth nothing);
+* leading the ranking by a clear margin, it heads for the solos that would join it rather than
+  for Gary (more score changes no rank; uniting the sides ends the game);
 * Gary: challenges when the exact best-of-three odds are good enough — long odds while HP is
   plentiful (a loss costs HP, not score), an even bet without health, near certainty when a loss
   could kill;
@@ -36,6 +40,9 @@ DIRECTIONS = ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -
 STAY, ALLY_ACCEPT, ALLY_DECLINE, CHALLENGE, NO_CHALLENGE = 8, 9, 10, 11, 12
 REWARD_SCORE, REWARD_STRENGTH, REWARD_HEALTH = 13, 14, 15
 
+
+#: Worth of one step nearer the planned encounter, against the sum of pulls (at most a few units).
+PLAN_WEIGHT = 2.0
 
 _DISTANCES: dict[tuple[str, ...], dict[int, list[int]]] = {}
 
@@ -139,6 +146,12 @@ class HeuristicAgent(Agent):
         return better + (equal + 1) / 2
 
     @staticmethod
+    def _leads_ranking(view: dict[str, Any], me: int) -> bool:
+        """First on score by a clear margin (more than one battle won by anyone else)."""
+        score = view["score"]
+        return score[me] > max(s for i, s in enumerate(score) if i != me) + 2
+
+    @staticmethod
     def _would_lead(view: dict[str, Any], me: int, other: int) -> bool:
         st, sc = view["strength_tenths"], view["score"]
         return (st[me], sc[me], -me) > (st[other], sc[other], -other)
@@ -208,8 +221,11 @@ class HeuristicAgent(Agent):
             return -0.2  # we would join as a follower: it scores little and never acts
         if o_solo and st[me] >= st[lead]:
             gary = int(round(self.config.get("gary_strength", 3.0) * 10))
-            # the solo joins us: worth most while the party is still too weak for Gary
-            return 0.8 if win_probability(mine, gary) < 0.55 else 0.2
+            # the solo joins us: worth most while the party is still too weak for Gary, or when
+            # we lead the ranking (every side absorbed brings the end, and the win, nearer)
+            if win_probability(mine, gary) < 0.55 or self._leads_ranking(view, me):
+                return 0.8
+            return 0.2
         p = win_probability(mine, theirs)
         lose_cost = 1.0 + 0.5 * len(my_side)  # −1 score, HP, and the party is gone
         health = self.config.get("health", 10)
@@ -268,7 +284,21 @@ class HeuristicAgent(Agent):
         if p >= self._gary_threshold(view, me):
             loss = 2.0 if self.config.get("health", 10) == 0 else 0.5
             gary_value = 1.5 * (2 * p - loss * (1 - p))
+            if self._leads_ranking(view, me):
+                gary_value *= 0.25  # more score changes no rank: ending the game pays more
         gary_dist = walking_distances(terrain, view["gary"])
+        # The plan: the most rewarding reachable encounter, discounted by its walking distance
+        # from the leader now; each step is then judged first by the distance it leaves to it
+        # (so the party walks round obstacles along a shortest path instead of settling between
+        # two pulls), then by the sum of all pulls and pushes.
+        goal, goal_worth = None, 0.0
+        for v, tables, apart_first in others:
+            if v > 0 and not apart_first:
+                worth = v * 0.75 ** max(0, min(t[here] for t in tables) - 1)
+                if worth > goal_worth:
+                    goal, goal_worth = tables, worth
+        if gary_value > 0 and gary_value * 0.9 ** max(0, gary_dist[here] - 1) > goal_worth:
+            goal = [gary_dist]
         best, best_value = STAY, -1e9
         for a in legal:
             if a == STAY:
@@ -286,6 +316,8 @@ class HeuristicAgent(Agent):
             if gary_value > 0:
                 d = gary_dist[cell]
                 value += gary_value * (1.0 if d <= 1 else 0.9 ** (d - 1))
+            if goal is not None:
+                value -= PLAN_WEIGHT * max(1, min(t[cell] for t in goal))
             if a != STAY and a % 2 == 1:  # diagonal: is it a squeeze?
                 dr, dc = DIRECTIONS[a]
                 if terrain[r0 + dr][c0] != "." and terrain[r0][c0 + dc] != ".":
