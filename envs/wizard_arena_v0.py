@@ -26,8 +26,8 @@ Action encoding
 ---------------
 =====  ==================  =============================================================
 0–7    ``move N`` … ``NW``  step to a neighbour: N, NE, E, SE, S, SW, W, NW (a party's
-                           leader steps and the line follows; onto its own line only when
-                           the line can re-form behind it); squeezes allowed (cost)
+                           leader steps and the line follows; it may step onto its tail
+                           or, to turn round, its first follower); squeezes allowed (cost)
 8      ``stay``            always legal in the move phase
 9      ``ally accept``     a solo meeting a solo: agree to form a party
 10     ``ally decline``    refuse (that pair is not asked again until they separate)

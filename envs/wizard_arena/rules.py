@@ -45,8 +45,9 @@ COUNTER_NAMES = (
 )
 NUM_COUNTERS = len(COUNTER_NAMES)
 
-PLACEMENT_BUDGET = 4000  # node budget of one line re-forming search
-TURN_BUDGET = 400  # node budget of the search behind a leader's step onto its own line
+PLACEMENT_BUDGET = 4000  # node budget of the unbounded line re-forming search
+BOUNDED_BUDGET = 200  # node budget of each re-forming search with a bound on the moves
+TURN_BUDGET = 60  # node budget of the search behind a leader's step onto its own line
 #: The game ends by the no-progress rule after this many rounds (times the map's side length)
 #: without an alliance, a join, a battle or a death.
 NO_PROGRESS_ROUNDS_PER_SIDE = 8
@@ -264,9 +265,10 @@ class ArenaState(State):
             a = self.actor
             lo = self.leader_of
             code = 0
+            line = self.parties.get(a)
             for d, t in self.map.moves[self.pos[a]]:
                 o = occ[t]
-                if o < 0 or (o != a and lo[o] == a and self._turn_path(t) is not None):
+                if o < 0 or (o != a and lo[o] == a and self._can_turn(line, t)):
                     code |= 1 << d
             return _MOVE_MASKS[code].copy()
         if phase == ALLY:
@@ -341,7 +343,8 @@ class ArenaState(State):
         if arena.squeeze[here][d]:
             strength[a] = max(1, strength[a] - 2)
             self.counters[a][C_SQUEEZES] += 1
-        if occ[target] >= 0:  # onto its own line (the move is legal): the line re-forms behind it
+        if occ[target] >= 0 and target != old[-1]:
+            # onto its first follower (the move is legal): the line re-forms behind the leader
             path = self._turn_path(target)
             for cell in old:
                 occ[cell] = -1
@@ -353,9 +356,10 @@ class ArenaState(State):
                 occ[dest] = m
             return
         pos[a] = target
-        occ[target] = a  # a free cell, so none of the line's
+        occ[target] = a  # a free cell or the tail's, which the tail leaves
         # Each follower steps into the cell ahead (``ArenaMap.is_squeeze`` written out inline);
-        # the cells stay occupied but the last one, which is left empty.
+        # the cells stay occupied but the last one, which is left empty (unless the leader
+        # stepped onto it).
         row, col, passable, size = arena.row, arena.col, arena.passable, arena.size
         for m, src, dest in zip(line[1:], old[1:], old):
             rs, cs, rd, cd = row[src], col[src], row[dest], col[dest]
@@ -364,11 +368,27 @@ class ArenaState(State):
                 self.counters[m][C_SQUEEZES] += 1
             pos[m] = dest
             occ[dest] = m
-        occ[old[-1]] = -1
+        if old[-1] != target:
+            occ[old[-1]] = -1
+
+    def _can_turn(self, line: list[int], target: int) -> bool:
+        """Is the leader's step onto ``target``, a cell of its own ``line``, legal? Onto the tail
+        always (the ordinary single file); onto the first follower when the line can re-form
+        (``_turn_path``; known without the search when the tail has room to back up); onto any
+        other member never."""
+        pos, occ = self.pos, self.occ
+        if target == pos[line[-1]]:
+            return True
+        if target != pos[line[1]]:
+            return False
+        for c in self.map.neighbours[pos[line[-1]]]:
+            if occ[c] < 0:
+                return True
+        return self._turn_path(target) is not None
 
     def _turn_path(self, target: int) -> list[int] | None:
-        """Where the actor's line stands after its leader steps onto ``target``, the cell of one of
-        its own members, or None if the line cannot re-form.
+        """Where the actor's line stands after its leader steps onto ``target``, the cell of its
+        first follower, or None if the line cannot re-form.
 
         Each follower, in line order, takes a cell next to the member ahead of it and at most one
         step from its own cell: the cell the member ahead has just left if it can, else its own
@@ -695,8 +715,9 @@ class ArenaState(State):
         size = self.map.size
         for bound in (1, 2, 3, 4, 6, 8, size):
             best = None
+            budget = PLACEMENT_BUDGET if bound == size else BOUNDED_BUDGET
             for rank, order in enumerate(orders):
-                found = self._place_line(order, bound)
+                found = self._place_line(order, bound, budget)
                 if found is not None:
                     moved = sum(self.cheb(pos[m], c) for m, c in zip(order, found))
                     if best is None or (moved, rank) < best[0]:
@@ -725,9 +746,9 @@ class ArenaState(State):
             for m in keep:
                 self.leader_of[m] = keep[0]
 
-    def _place_line(self, line: list[int], bound: int) -> list[int] | None:
+    def _place_line(self, line: list[int], bound: int, budget: int) -> list[int] | None:
         """Cells for ``line`` single file, the leader on its own cell and every member within
-        ``bound`` steps of its own cell, or None (see ``_set_line``)."""
+        ``bound`` steps of its own cell, or None (see ``_set_line``); at most ``budget`` nodes."""
         pos, occ, size = self.pos, self.occ, self.map.size
         members = set(line)
         nb = self.map.neighbours
@@ -748,7 +769,7 @@ class ArenaState(State):
             cands.sort()
             return [c for _, c in cands]
 
-        return single_file(len(line), pos[line[0]], options, PLACEMENT_BUDGET)
+        return single_file(len(line), pos[line[0]], options, budget)
 
     # -----------------------------------------------------------------------------------------
     # Turn order and the end

@@ -54,7 +54,8 @@ def test_a_coiled_party_in_a_corner_can_always_move_and_walks_out():
     # and by the map's edge: before issue 10 its only legal move was "stay", forever.
     s = build(COIL, 5, parties=[[0, 1, 2, 3]])
     mask = s.legal_mask()
-    assert mask[E] == mask[S] == mask[SE] == 1  # onto the tail, the first follower, the middle
+    assert mask[E] == mask[S] == 1  # onto the tail, onto the first follower
+    assert mask[SE] == 0  # never onto a middle member
     assert mask[N] == mask[W] == 0  # off the map
     # Onto the tail: every follower steps into the cell the bot ahead has just left.
     act(s, E)
