@@ -9,8 +9,9 @@ action mask:
   breadth-first search over the map, so round obstacles) from the cell the leader would step to to
   the nearest member of the other side; squeezes cost a little. On top, a plan: the most rewarding
   encounter (discounted by its distance now) is the goal, and a step that leaves it nearer along
-  the shortest path wins over the sum of pulls, so the bot never settles between two of them. A party may step onto its own line
-  to turn round (the rules re-form it), so it never freezes with its line pointing away;
+  the shortest path wins over the sum of pulls, so the bot never settles between two of them. A
+  party may step onto its tail or first follower to turn round (the rules re-form the line), so it
+  never freezes with its line pointing away;
 * refused alliances: a solo that declined (or was declined by) the solo next to it is ignored while
   the position is as it was; once strengths, scores or the sides changed and the alliance would
   pay, the bot steps apart (which clears the refusal) and comes back to ask again;

@@ -2,7 +2,7 @@
 
     python -m benchmarks.arena_endings                       # the six fields of issue 10, 100 games each
     python -m benchmarks.arena_endings --games 40 --seed 5000 --fields "6 heuristic" "16 random"
-    python -m benchmarks.arena_endings --max-cycles 400 --out results/arena_endings.json
+    python -m benchmarks.arena_endings --max-cycles 400 --out results/arena_endings.json --plot endings.png
 
 Every game is played through the one runner (``agents.play_game``) on the default config with the
 environment's default ``max_cycles`` unless told otherwise; game k of a field uses seed
@@ -107,6 +107,33 @@ def table(results: list[FieldResult]) -> str:
     return "\n".join(lines)
 
 
+def plot(results: list[FieldResult], path: pathlib.Path) -> pathlib.Path:
+    """A stacked bar per field: ended by one side left, by the no-progress rule, truncated."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [r.field for r in results]
+    natural = [(r.by_rules - r.by_no_progress) / r.games for r in results]
+    quiet = [r.by_no_progress / r.games for r in results]
+    cut = [r.truncated / r.games for r in results]
+    fig, ax = plt.subplots(figsize=(1.4 * len(results) + 2, 4))
+    ax.bar(names, natural, label="one side left", color="#4c956c")
+    ax.bar(names, quiet, bottom=natural, label="no-progress rule", color="#f2c14e")
+    ax.bar(names, cut, bottom=[a + b for a, b in zip(natural, quiet)], label="truncated (cap)", color="#d1495b")
+    ax.axhline(0.95, color="black", linewidth=0.8, linestyle="--")
+    ax.set_ylabel("share of games")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"How Wizard Arena games end ({results[0].games} games per field)")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
 def main(argv: list[str] | None = None) -> list[FieldResult]:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.arena_endings", description=__doc__.split("\n")[0])
     parser.add_argument("--fields", nargs="+", default=list(FIELDS), metavar="FIELD",
@@ -115,6 +142,7 @@ def main(argv: list[str] | None = None) -> list[FieldResult]:
     parser.add_argument("--seed", type=int, default=1000, help="seed of the first game (default 1000)")
     parser.add_argument("--max-cycles", type=int, default=None, help="environment cap (default: the game's)")
     parser.add_argument("--out", type=pathlib.Path, default=None, help="also write the results as JSON here")
+    parser.add_argument("--plot", type=pathlib.Path, default=None, help="also draw the shares as a PNG here")
     parser.add_argument("--no-progress-bar", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
     unknown = [f for f in args.fields if f not in FIELDS]
@@ -131,6 +159,8 @@ def main(argv: list[str] | None = None) -> list[FieldResult]:
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps([asdict(r) for r in results], indent=2))
+    if args.plot is not None:
+        plot(results, args.plot)
     return results
 
 
