@@ -256,6 +256,51 @@ class HeuristicAgent(Agent):
                 del self._declined_at[other]
         return out
 
+    @staticmethod
+    def _path_lengths(view: dict[str, Any], goal: list[int], my_side: list[int]) -> list[int]:
+        """Steps from every cell to the nearest ``goal`` cell, walking round the terrain and round
+        the bots standing in the way: other bots and the own line (but its tail, which moves
+        away) are walls, except on the goal cells; a cell of the own line reads one more than
+        its best free neighbour. Where bots wall the goal off, the terrain distance stands in."""
+        terrain = view["terrain"]
+        size = len(terrain)
+        pos, alive = view["pos"], view["alive"]
+        far = 4 * size * size
+        blocked = [terrain[c // size][c % size] != "." for c in range(size * size)]
+        for i, cell in enumerate(pos):
+            if alive[i]:
+                blocked[cell] = True
+        blocked[pos[my_side[-1]]] = False  # the tail (or a solo itself) moves out of the way
+        dist = [far] * (size * size)
+        frontier = []
+        for cell in goal:
+            dist[cell] = 0
+            frontier.append(cell)
+        while frontier:
+            nxt = []
+            for cell in frontier:
+                r, c = divmod(cell, size)
+                d = dist[cell] + 1
+                for dr, dc in DIRECTIONS:
+                    rr, cc = r + dr, c + dc
+                    if 0 <= rr < size and 0 <= cc < size:
+                        other = rr * size + cc
+                        if not blocked[other] and dist[other] > d:
+                            dist[other] = d
+                            nxt.append(other)
+            frontier = nxt
+        for m in my_side:
+            cell = pos[m]
+            if dist[cell] >= far:
+                r, c = divmod(cell, size)
+                best = min((dist[(r + dr) * size + c + dc] for dr, dc in DIRECTIONS
+                            if 0 <= r + dr < size and 0 <= c + dc < size), default=far)
+                dist[cell] = best + 1 if best < far else far
+        if dist[pos[my_side[0]]] >= far:  # walled off by bots: fall back on the terrain
+            tables = [walking_distances(terrain, g) for g in goal]
+            return [min(t[cell] for t in tables) for cell in range(size * size)]
+        return dist
+
     def _pick_move(self, view: dict[str, Any], me: int, legal: list[int]) -> int:
         """Score every legal step (and staying) by the encounters it brings nearer, measured by
         walking distance round the obstacles from the cell where the leader would stand."""
@@ -268,6 +313,7 @@ class HeuristicAgent(Agent):
         r0, c0 = divmod(here, size)
         declined = self._declined_partners(view, me) if len(my_side) == 1 else {}
         others = []
+        other_sides = []
         for lead, line in sides.items():
             if lead == me:
                 continue
@@ -276,8 +322,9 @@ class HeuristicAgent(Agent):
                 if not declined[lead] or value <= 0:
                     continue  # asking again would get the same answer: ignore them
                 others.append((value, [walking_distances(terrain, pos[lead])], True))
-                continue
-            others.append((value, [walking_distances(terrain, pos[m]) for m in line], False))
+            else:
+                others.append((value, [walking_distances(terrain, pos[m]) for m in line], False))
+            other_sides.append((lead, line))
         gary_value = 0.0
         st = view["strength_tenths"]
         gary_strength = int(round(self.config.get("gary_strength", 3.0) * 10))
@@ -293,13 +340,15 @@ class HeuristicAgent(Agent):
         # (so the party walks round obstacles along a shortest path instead of settling between
         # two pulls), then by the sum of all pulls and pushes.
         goal, goal_worth = None, 0.0
-        for v, tables, apart_first in others:
+        for (v, tables, apart_first), (lead, line) in zip(others, other_sides):
             if v > 0 and not apart_first:
                 worth = v * 0.75 ** max(0, min(t[here] for t in tables) - 1)
                 if worth > goal_worth:
-                    goal, goal_worth = tables, worth
+                    goal, goal_worth = [pos[m] for m in line], worth
         if gary_value > 0 and gary_value * 0.9 ** max(0, gary_dist[here] - 1) > goal_worth:
-            goal = [gary_dist]
+            goal = [view["gary"]]
+        if goal is not None:
+            goal_dist = self._path_lengths(view, goal, my_side)
         best, best_value = STAY, -1e9
         for a in legal:
             if a == STAY:
@@ -318,7 +367,7 @@ class HeuristicAgent(Agent):
                 d = gary_dist[cell]
                 value += gary_value * (1.0 if d <= 1 else 0.9 ** (d - 1))
             if goal is not None:
-                value -= PLAN_WEIGHT * max(1, min(t[cell] for t in goal))
+                value -= PLAN_WEIGHT * max(1, goal_dist[cell])
             if a != STAY and a % 2 == 1:  # diagonal: is it a squeeze?
                 dr, dc = DIRECTIONS[a]
                 if terrain[r0 + dr][c0] != "." and terrain[r0][c0 + dc] != ".":
