@@ -9,7 +9,8 @@ action mask:
   breadth-first search over the map, so round obstacles) from the cell the leader would step to to
   the nearest member of the other side; squeezes cost a little. On top, a plan: the most rewarding
   encounter (discounted by its distance now) is the goal, and a step that leaves it nearer along
-  the shortest path wins over the sum of pulls, so the bot never settles between two of them. A
+  the shortest path (round the terrain and round the bots in the way, its own coiled line
+  included) wins over the sum of pulls, so the bot never settles between two of them. A
   party may step onto its tail or first follower to turn round (the rules re-form the line), so it
   never freezes with its line pointing away;
 * refused alliances: a solo that declined (or was declined by) the solo next to it is ignored while
@@ -48,6 +49,30 @@ PLAN_WEIGHT = 2.0
 _DISTANCES: dict[tuple[str, ...], dict[int, list[int]]] = {}
 
 
+def spread(size: int, open_cells: list[bool], sources: list[int]) -> list[int]:
+    """Steps (8 neighbours) from the nearest of ``sources`` to every cell, walking only on
+    ``open_cells``; cells it cannot reach get ``4 · size²``."""
+    far = 4 * size * size
+    dist = [far] * (size * size)
+    for cell in sources:
+        dist[cell] = 0
+    frontier = list(sources)
+    while frontier:
+        nxt = []
+        for cell in frontier:
+            r, c = divmod(cell, size)
+            d = dist[cell] + 1
+            for dr, dc in DIRECTIONS:
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < size and 0 <= cc < size:
+                    other = rr * size + cc
+                    if open_cells[other] and dist[other] > d:
+                        dist[other] = d
+                        nxt.append(other)
+        frontier = nxt
+    return dist
+
+
 def walking_distances(terrain: list[str], source: int) -> list[int]:
     """Steps from ``source`` to every cell over passable ground (8 neighbours, bots ignored);
     unreachable cells and obstacles get a large number. Cached per map and source."""
@@ -60,24 +85,7 @@ def walking_distances(terrain: list[str], source: int) -> list[int]:
     dist = table.get(source)
     if dist is None:
         size = len(terrain)
-        far = 4 * size * size
-        dist = [far] * (size * size)
-        dist[source] = 0
-        frontier = [source]
-        while frontier:
-            nxt = []
-            for cell in frontier:
-                r, c = divmod(cell, size)
-                d = dist[cell] + 1
-                for dr, dc in DIRECTIONS:
-                    rr, cc = r + dr, c + dc
-                    if 0 <= rr < size and 0 <= cc < size and terrain[rr][cc] == ".":
-                        other = rr * size + cc
-                        if dist[other] > d:
-                            dist[other] = d
-                            nxt.append(other)
-            frontier = nxt
-        table[source] = dist
+        dist = table[source] = spread(size, [ch == "." for row in terrain for ch in row], [source])
     return dist
 
 
@@ -266,29 +274,12 @@ class HeuristicAgent(Agent):
         size = len(terrain)
         pos, alive = view["pos"], view["alive"]
         far = 4 * size * size
-        blocked = [terrain[c // size][c % size] != "." for c in range(size * size)]
+        free = [ch == "." for row in terrain for ch in row]
         for i, cell in enumerate(pos):
             if alive[i]:
-                blocked[cell] = True
-        blocked[pos[my_side[-1]]] = False  # the tail (or a solo itself) moves out of the way
-        dist = [far] * (size * size)
-        frontier = []
-        for cell in goal:
-            dist[cell] = 0
-            frontier.append(cell)
-        while frontier:
-            nxt = []
-            for cell in frontier:
-                r, c = divmod(cell, size)
-                d = dist[cell] + 1
-                for dr, dc in DIRECTIONS:
-                    rr, cc = r + dr, c + dc
-                    if 0 <= rr < size and 0 <= cc < size:
-                        other = rr * size + cc
-                        if not blocked[other] and dist[other] > d:
-                            dist[other] = d
-                            nxt.append(other)
-            frontier = nxt
+                free[cell] = False
+        free[pos[my_side[-1]]] = True  # the tail (or a solo itself) moves out of the way
+        dist = spread(size, free, goal)
         for m in my_side:
             cell = pos[m]
             if dist[cell] >= far:
