@@ -9,7 +9,7 @@ environment's default ``max_cycles`` unless told otherwise; game k of a field us
 ``--seed + k``, and its bots are seeded from it. A game "ends by the rules" when the engine
 finishes it (one side left, or the no-progress rule), "truncated" when the environment cuts it.
 The share ended by the no-progress rule is reported separately, with the median game length in
-actions and in rounds.
+actions and in rounds, and the longest game against the cap.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ class FieldResult:
     truncated: int
     median_actions: float
     median_rounds: float
+    longest_actions: int
+    cap_actions: int  # the environment's cap: max_cycles × bots
 
     @property
     def share_by_rules(self) -> float:
@@ -89,20 +91,21 @@ def play_field(name: str, games: int, first_seed: int, max_cycles: int | None = 
             by_rules += 1
             if final.end_reason() == "no-progress":
                 no_progress += 1
+    cap = (max_cycles or WizardArenaGame.default_max_cycles) * n
     return FieldResult(name, games, first_seed, max_cycles, by_rules, no_progress, truncated,
-                       float(statistics.median(lengths)), float(statistics.median(rounds)))
+                       float(statistics.median(lengths)), float(statistics.median(rounds)), max(lengths), cap)
 
 
 def table(results: list[FieldResult]) -> str:
     head = (f"{'field':<14} {'games':>5} {'seeds':>11} {'ended by rules':>15} {'of which no-progress':>21} "
-            f"{'truncated':>9} {'median actions':>14} {'median rounds':>13}")
+            f"{'truncated':>9} {'median actions':>14} {'median rounds':>13} {'longest / cap':>13}")
     lines = [head, "-" * len(head)]
     for r in results:
         seeds = f"{r.first_seed}-{r.first_seed + r.games - 1}"
         lines.append(
             f"{r.field:<14} {r.games:>5} {seeds:>11} {r.by_rules:>6} ({r.share_by_rules:6.1%}) "
             f"{r.by_no_progress:>9} ({r.by_no_progress / r.games:6.1%}) {r.truncated:>9} "
-            f"{r.median_actions:>14g} {r.median_rounds:>13g}"
+            f"{r.median_actions:>14g} {r.median_rounds:>13g} {f'{r.longest_actions}/{r.cap_actions}':>13}"
         )
     return "\n".join(lines)
 

@@ -18,7 +18,7 @@ def test_a_field_is_counted_game_by_game(tmp_path, capsys):
     assert (r.field, r.games, r.first_seed, r.max_cycles) == ("3+3 mixed", 3, 7, 30)
     assert r.by_rules + r.truncated == 3 and 0 <= r.by_no_progress <= r.by_rules
     assert r.truncated >= 1  # 30 cycles are too few for most games: the cap is counted as such
-    assert 0 < r.median_actions <= 30 * 6
+    assert 0 < r.median_actions <= r.longest_actions <= r.cap_actions == 30 * 6
     saved = json.loads(out.read_text())
     assert saved[0]["field"] == "3+3 mixed" and saved[0]["truncated"] == r.truncated
     assert "3+3 mixed" in capsys.readouterr().out
