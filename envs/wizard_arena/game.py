@@ -299,14 +299,14 @@ class WizardArenaGame(Game):
     def _stat_blocks(self, state: ArenaState, player: int) -> tuple[array.array, array.array, list]:
         """``player``'s (own-stats block, bots table, marks): see ``_observer_blocks``. From the
         state's cache unless a stat changed since it was built."""
-        hp, max_hp, st, score, alive, lo, parties = (
-            state.hp, state.max_hp, state.strength, state.score, state.alive, state.leader_of, state.parties)
+        # (The order inside a line only changes when a line is formed, joined, absorbed or loses
+        # a member, which always changes ``leader_of`` or ``alive`` too.)
+        hp, max_hp, st, score, alive, lo = (
+            state.hp, state.max_hp, state.strength, state.score, state.alive, state.leader_of)
         cache = state.obs_cache
-        if cache is None or cache[0] != (hp, st, score, alive, lo, max_hp, parties):
+        if cache is None or cache[0] != (hp, st, score, alive, lo, max_hp):
             cache = state.obs_cache = (
-                (list(hp), list(st), list(score), list(alive), list(lo), list(max_hp),
-                 {k: v[:] for k, v in parties.items()}),
-                *self._seat_blocks(state), {})
+                (list(hp), list(st), list(score), list(alive), list(lo), list(max_hp)), *self._seat_blocks(state), {})
         per_observer = cache[3]
         blocks = per_observer.get(player)
         if blocks is None:

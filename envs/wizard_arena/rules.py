@@ -46,7 +46,7 @@ COUNTER_NAMES = (
 NUM_COUNTERS = len(COUNTER_NAMES)
 
 PLACEMENT_BUDGET = 4000  # node budget of the unbounded line re-forming search
-BOUNDED_BUDGET = 200  # node budget of each re-forming search with a bound on the moves
+BOUNDED_BUDGET = 50  # node budget of each re-forming search with a bound on the moves
 TURN_BUDGET = 60  # node budget of the search behind a leader's step onto its own line
 #: The game ends by the no-progress rule after this many rounds (times the map's side length)
 #: without an alliance, a join, a battle or a death.
@@ -373,9 +373,8 @@ class ArenaState(State):
 
     def _can_turn(self, line: list[int], target: int) -> bool:
         """Is the leader's step onto ``target``, a cell of its own ``line``, legal? Onto the tail
-        always (the ordinary single file); onto the first follower when the line can re-form
-        (``_turn_path``; known without the search when the tail has room to back up); onto any
-        other member never."""
+        always (the ordinary single file); onto the first follower when the line can back up (its
+        tail has a free neighbour) or else re-form (``_turn_path``); onto any other member never."""
         pos, occ = self.pos, self.occ
         if target == pos[line[-1]]:
             return True
@@ -390,17 +389,21 @@ class ArenaState(State):
         """Where the actor's line stands after its leader steps onto ``target``, the cell of its
         first follower, or None if the line cannot re-form.
 
-        Each follower, in line order, takes a cell next to the member ahead of it and at most one
-        step from its own cell: the cell the member ahead has just left if it can, else its own
-        cell, else the lowest-numbered one (free, or held by its own line). A depth-first search
-        backs up when a later member finds no cell; it gives up after ``TURN_BUDGET`` nodes, and
-        then a step onto the first follower still backs the whole line up if the tail has room."""
+        The line backs up: each follower steps into the cell of the one behind it, the tail into
+        its lowest-numbered free neighbour. Only if the tail has none: each follower, in line
+        order, takes a cell next to the member ahead of it and at most one step from its own
+        cell — the cell the member ahead has just left if it can, else its own cell, else the
+        lowest-numbered one (held by its own line); a depth-first search backs up when a later
+        member finds no cell and gives up after ``TURN_BUDGET`` nodes."""
         line = self.parties[self.actor]
         pos, occ = self.pos, self.occ
         old = [pos[m] for m in line]
         lead = self.actor
         lo = self.leader_of
         near, row, col = self.map.neighbours, self.map.row, self.map.col
+        room = [c for c in near[old[-1]] if occ[c] < 0]
+        if room:
+            return old[1:] + [min(room)]
 
         def options(k: int, ahead: int, used: set[int]) -> list[int]:
             own = old[k]
@@ -417,17 +420,7 @@ class ArenaState(State):
             cands.sort()
             return [c for _, c in cands]
 
-        path = single_file(len(line), target, options, TURN_BUDGET)
-        if path is not None:
-            return path
-        if target == old[1]:
-            # Backing up (always a re-forming when the tail has room; the search may give up
-            # before it finds it): each follower steps into the cell of the one behind it, the
-            # tail into its lowest-numbered free neighbour.
-            for c in near[old[-1]]:
-                if occ[c] < 0:
-                    return old[1:] + [c]
-        return None
+        return single_file(len(line), target, options, TURN_BUDGET)
 
     def _clean_declined(self) -> None:
         """Forget the declined pairs that are no longer two living solos next to each other."""
@@ -684,8 +677,8 @@ class ArenaState(State):
         ``block``: the members just added at the end of ``line`` (a joining solo, absorbed bots);
         they may instead be placed, in this order or reversed, right behind a member they stand
         next to, when that moves bots less. Every member gets a cell next to the member ahead; the
-        re-forming moves the farthest-moved bot as little as possible (bound 1, then 2, 3, 4, 6,
-        8, then none), then the bots in all as little as possible, then keeps the line order as
+        re-forming moves the farthest-moved bot as little as possible (bound 1, then 2, 4, 8,
+        then none), then the bots in all as little as possible, then keeps the line order as
         given. Within a bound, members keep their cells where they can and otherwise take the free
         cell nearest to where they stand (a depth-first search with a node budget). If no
         placement exists, the longest leading part of the line that already stands single file
@@ -701,6 +694,11 @@ class ArenaState(State):
                 self.leader_of[m] = m
             return
         pos, occ = self.pos, self.occ
+        if all(self.cheb(pos[a], pos[b]) == 1 for a, b in zip(line, line[1:])):
+            self.parties[line[0]] = list(line)  # already single file: nobody moves
+            for m in line:
+                self.leader_of[m] = line[0]
+            return
         orders = [line]
         if block:
             base = line[:len(line) - len(block)]
@@ -713,7 +711,7 @@ class ArenaState(State):
                             orders.append(order)
         path = keep = None
         size = self.map.size
-        for bound in (1, 2, 3, 4, 6, 8, size):
+        for bound in (1, 2, 4, 8, size):
             best = None
             budget = PLACEMENT_BUDGET if bound == size else BOUNDED_BUDGET
             for rank, order in enumerate(orders):

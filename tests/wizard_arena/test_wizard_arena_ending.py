@@ -66,11 +66,26 @@ def test_a_coiled_party_in_a_corner_can_always_move_and_walks_out():
     assert s.strength[:4] == [10, 10, 10, 10]  # no squeeze on open ground
 
 
-def test_turning_round_onto_the_first_follower_swaps_them_and_the_rest_keep_their_cells():
+def test_turning_round_onto_the_first_follower_backs_the_line_up():
     s = build(COIL, 5, parties=[[0, 1, 2, 3]])
-    act(s, S)  # onto 1: 1 takes the leader's old cell; 2 and 3 stay where they are
-    assert where(s, [0, 1, 2, 3]) == [(1, 0), (0, 0), (1, 1), (0, 1)]
+    act(s, S)  # onto 1: each follower steps into the cell of the one behind it, the tail 3 on
+    # into its lowest-numbered free neighbour r0c2
+    assert where(s, [0, 1, 2, 3]) == [(1, 0), (1, 1), (0, 1), (0, 2)]
     assert s.parties == {0: [0, 1, 2, 3]}  # the line order never changes when it turns
+
+
+def test_a_line_whose_tail_has_no_room_re_forms_with_each_follower_moving_one_cell_at_most():
+    s = build("""
+    01M...
+    M2M...
+    MMM...
+    ......
+    ......
+    @....3
+    """, 4, parties=[[0, 1, 2]])
+    assert s.legal_mask()[E] == 1  # onto 1, although the tail 2 cannot back up
+    act(s, E)  # 1 takes the cell 0 has just left; 2 keeps its own, next to it
+    assert where(s, [0, 1, 2]) == [(0, 1), (0, 0), (1, 1)]
 
 
 DEAD_END = """
