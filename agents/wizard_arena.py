@@ -5,11 +5,22 @@ action mask:
 
 * moving: every legal step (and staying) is scored by the encounters it would bring nearer — weaker
   sides to beat, solos it would lead or absorb, and Gary when the odds are good attract; parties it
-  would only follow and stronger sides repel; every pull fades with the walking distance around
-  obstacles (where the whole line would stand after the step); squeezes cost a little;
+  would only follow and stronger sides repel; every pull fades with the walking distance (a
+  breadth-first search over the map, so round obstacles) from the cell the leader would step to to
+  the nearest member of the other side; squeezes cost a little. On top, a plan: the most rewarding
+  encounter (discounted by its distance now) is the goal, and a step that leaves it nearer along
+  the shortest path (round the terrain and round the bots in the way, its own coiled line
+  included) wins over the sum of pulls, so the bot never settles between two of them. A
+  party may step onto its tail or first follower to turn round (the rules re-form the line), so it
+  never freezes with its line pointing away;
+* refused alliances: a solo that declined (or was declined by) the solo next to it is ignored while
+  the position is as it was; once strengths, scores or the sides changed and the alliance would
+  pay, the bot steps apart (which clears the refusal) and comes back to ask again;
 * alliances: accepts when it would lead the new party, or follow into the strongest side on the map,
   unless uniting everyone would end the game while it does not rank in the upper half (a tie in the
   middle is worth nothing);
+* leading the ranking by a clear margin, it heads for the solos that would join it rather than
+  for Gary (more score changes no rank; uniting the sides ends the game);
 * Gary: challenges when the exact best-of-three odds are good enough — long odds while HP is
   plentiful (a loss costs HP, not score), an even bet without health, near certainty when a loss
   could kill;
@@ -33,7 +44,34 @@ from envs.wizard_arena.rules import (
 GAME = "wizard_arena_v0"
 
 
+#: Worth of one step nearer the planned encounter, against the sum of pulls (at most a few units).
+PLAN_WEIGHT = 2.0
+
 _DISTANCES: dict[tuple[str, ...], dict[int, list[int]]] = {}
+
+
+def spread(size: int, open_cells: list[bool], sources: list[int]) -> list[int]:
+    """Steps (8 neighbours) from the nearest of ``sources`` to every cell, walking only on
+    ``open_cells``; cells it cannot reach get ``4 · size²``."""
+    far = 4 * size * size
+    dist = [far] * (size * size)
+    for cell in sources:
+        dist[cell] = 0
+    frontier = list(sources)
+    while frontier:
+        nxt = []
+        for cell in frontier:
+            r, c = divmod(cell, size)
+            d = dist[cell] + 1
+            for dr, dc in DIRECTIONS:
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < size and 0 <= cc < size:
+                    other = rr * size + cc
+                    if open_cells[other] and dist[other] > d:
+                        dist[other] = d
+                        nxt.append(other)
+        frontier = nxt
+    return dist
 
 
 def walking_distances(terrain: list[str], source: int) -> list[int]:
@@ -48,24 +86,7 @@ def walking_distances(terrain: list[str], source: int) -> list[int]:
     dist = table.get(source)
     if dist is None:
         size = len(terrain)
-        far = 4 * size * size
-        dist = [far] * (size * size)
-        dist[source] = 0
-        frontier = [source]
-        while frontier:
-            nxt = []
-            for cell in frontier:
-                r, c = divmod(cell, size)
-                d = dist[cell] + 1
-                for dr, dc in DIRECTIONS:
-                    rr, cc = r + dr, c + dc
-                    if 0 <= rr < size and 0 <= cc < size and terrain[rr][cc] == ".":
-                        other = rr * size + cc
-                        if dist[other] > d:
-                            dist[other] = d
-                            nxt.append(other)
-            frontier = nxt
-        table[source] = dist
+        dist = table[source] = spread(size, [ch == "." for row in terrain for ch in row], [source])
     return dist
 
 
@@ -87,6 +108,15 @@ def win_probability(mine: int, theirs: int) -> float:
 
 class HeuristicAgent(Agent):
     """Greedy one-step scorer over the public state (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: partner -> (strengths, scores, number of sides) when our alliance was last declined
+        self._declined_at: dict[int, tuple] = {}
+
+    def reset(self, seat: int, *args: Any, **kwargs: Any) -> None:
+        super().reset(seat, *args, **kwargs)
+        self._declined_at = {}
 
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
         mask = observation["action_mask"]
@@ -124,6 +154,12 @@ class HeuristicAgent(Agent):
         better = sum(k > keys[me] for k in keys)
         equal = sum(k == keys[me] for k in keys)
         return better + (equal + 1) / 2
+
+    @staticmethod
+    def _leads_ranking(view: dict[str, Any], me: int) -> bool:
+        """First on score by a clear margin (more than one battle won by anyone else)."""
+        score = view["score"]
+        return score[me] > max(s for i, s in enumerate(score) if i != me) + 2
 
     @staticmethod
     def _would_lead(view: dict[str, Any], me: int, other: int) -> bool:
@@ -195,8 +231,11 @@ class HeuristicAgent(Agent):
             return -0.2  # we would join as a follower: it scores little and never acts
         if o_solo and st[me] >= st[lead]:
             gary = int(round(self.config.get("gary_strength", 3.0) * 10))
-            # the solo joins us: worth most while the party is still too weak for Gary
-            return 0.8 if win_probability(mine, gary) < 0.55 else 0.2
+            # the solo joins us: worth most while the party is still too weak for Gary, or when
+            # we lead the ranking (every side absorbed brings the end, and the win, nearer)
+            if win_probability(mine, gary) < 0.55 or self._leads_ranking(view, me):
+                return 0.8
+            return 0.2
         p = win_probability(mine, theirs)
         lose_cost = 1.0 + 0.5 * len(my_side)  # −1 score, HP, and the party is gone
         health = self.config.get("health", 10)
@@ -205,7 +244,58 @@ class HeuristicAgent(Agent):
         gain = 2.0 + 0.5 * (len(other) - 1)
         return p * gain - (1 - p) * lose_cost
 
+    def _declined_partners(self, view: dict[str, Any], me: int) -> dict[int, bool]:
+        """Solos that declined an alliance with me (or I with them) and still stand next to me:
+        partner -> whether the position changed since (then it pays to step apart, which clears
+        the refusal, and come back to ask again)."""
+        st, sc = view["strength_tenths"], view["score"]
+        sides = len(self._sides(view))
+        out = {}
+        current = set()
+        for a, b in view["declined"]:
+            if me not in (a, b):
+                continue
+            other = b if a == me else a
+            current.add(other)
+            snapshot = (st[me], sc[me], st[other], sc[other], sides)
+            first = self._declined_at.setdefault(other, snapshot)
+            out[other] = first != snapshot
+        for other in list(self._declined_at):
+            if other not in current:
+                del self._declined_at[other]
+        return out
+
+    @staticmethod
+    def _path_lengths(view: dict[str, Any], goal: list[int], my_side: list[int]) -> list[int]:
+        """Steps from every cell to the nearest ``goal`` cell, walking round the terrain and round
+        the bots standing in the way: other bots and the own line (but its tail, which moves
+        away) are walls, except on the goal cells; a cell of the own line reads one more than
+        its best free neighbour. Where bots wall the goal off, the terrain distance stands in."""
+        terrain = view["terrain"]
+        size = len(terrain)
+        pos, alive = view["pos"], view["alive"]
+        far = 4 * size * size
+        free = [ch == "." for row in terrain for ch in row]
+        for i, cell in enumerate(pos):
+            if alive[i]:
+                free[cell] = False
+        free[pos[my_side[-1]]] = True  # the tail (or a solo itself) moves out of the way
+        dist = spread(size, free, goal)
+        for m in my_side:
+            cell = pos[m]
+            if dist[cell] >= far:
+                r, c = divmod(cell, size)
+                best = min((dist[(r + dr) * size + c + dc] for dr, dc in DIRECTIONS
+                            if 0 <= r + dr < size and 0 <= c + dc < size), default=far)
+                dist[cell] = best + 1 if best < far else far
+        if dist[pos[my_side[0]]] >= far:  # walled off by bots: fall back on the terrain
+            tables = [walking_distances(terrain, g) for g in goal]
+            return [min(t[cell] for t in tables) for cell in range(size * size)]
+        return dist
+
     def _pick_move(self, view: dict[str, Any], me: int, legal: list[int]) -> int:
+        """Score every legal step (and staying) by the encounters it brings nearer, measured by
+        walking distance round the obstacles from the cell where the leader would stand."""
         size = len(view["terrain"])
         terrain = view["terrain"]
         pos = view["pos"]
@@ -213,12 +303,20 @@ class HeuristicAgent(Agent):
         my_side = sides.get(me, [me])
         here = pos[me]
         r0, c0 = divmod(here, size)
+        declined = self._declined_partners(view, me) if len(my_side) == 1 else {}
         others = []
+        other_sides = []
         for lead, line in sides.items():
             if lead == me:
                 continue
             value = self._encounter_value(view, me, my_side, lead, line)
-            others.append((value, [walking_distances(terrain, pos[m]) for m in line]))
+            if lead in declined:
+                if not declined[lead] or value <= 0:
+                    continue  # asking again would get the same answer: ignore them
+                others.append((value, [walking_distances(terrain, pos[lead])], True))
+            else:
+                others.append((value, [walking_distances(terrain, pos[m]) for m in line], False))
+            other_sides.append((lead, line))
         gary_value = 0.0
         st = view["strength_tenths"]
         gary_strength = int(round(self.config.get("gary_strength", 3.0) * 10))
@@ -226,25 +324,42 @@ class HeuristicAgent(Agent):
         if p >= self._gary_threshold(view, me):
             loss = 2.0 if self.config.get("health", 10) == 0 else 0.5
             gary_value = 1.5 * (2 * p - loss * (1 - p))
+            if self._leads_ranking(view, me):
+                gary_value *= 0.25  # more score changes no rank: ending the game pays more
         gary_dist = walking_distances(terrain, view["gary"])
-        line_cells = [pos[m] for m in my_side]
+        # The plan: the most rewarding reachable encounter, discounted by its walking distance
+        # from the leader now; each step is then judged first by the distance it leaves to it
+        # (so the party walks round obstacles along a shortest path instead of settling between
+        # two pulls), then by the sum of all pulls and pushes.
+        goal, goal_worth = None, 0.0
+        for (v, tables, apart_first), (lead, line) in zip(others, other_sides):
+            if v > 0 and not apart_first:
+                worth = v * 0.75 ** max(0, min(t[here] for t in tables) - 1)
+                if worth > goal_worth:
+                    goal, goal_worth = [pos[m] for m in line], worth
+        if gary_value > 0 and gary_value * 0.9 ** max(0, gary_dist[here] - 1) > goal_worth:
+            goal = [view["gary"]]
+        if goal is not None:
+            goal_dist = self._path_lengths(view, goal, my_side)
         best, best_value = STAY, -1e9
         for a in legal:
             if a == STAY:
                 cell = here
-                mine = line_cells
             else:
                 dr, dc = DIRECTIONS[a]
                 cell = (r0 + dr) * size + c0 + dc
-                # where my line would stand: the leader on the new cell, each follower a cell ahead
-                mine = [cell] + line_cells[:-1]
             value = 0.0
-            for v, tables in others:
-                d = min(t[m] for t in tables for m in mine)
-                value += v if d <= 1 else v * 0.75 ** (d - 1)
+            for v, tables, apart_first in others:
+                d = min(t[cell] for t in tables)
+                if apart_first:  # the refusal is cleared only by standing apart first
+                    value += 0.0 if d <= 1 else v * 0.75 ** (d - 1)
+                else:
+                    value += v if d <= 1 else v * 0.75 ** (d - 1)
             if gary_value > 0:
                 d = gary_dist[cell]
                 value += gary_value * (1.0 if d <= 1 else 0.9 ** (d - 1))
+            if goal is not None:
+                value -= PLAN_WEIGHT * max(1, goal_dist[cell])
             if a != STAY and a % 2 == 1:  # diagonal: is it a squeeze?
                 dr, dc = DIRECTIONS[a]
                 if terrain[r0 + dr][c0] != "." and terrain[r0][c0 + dc] != ".":

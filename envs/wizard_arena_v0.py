@@ -10,11 +10,13 @@ Who acts            only living solo bots and party leaders (round-robin in seat
                     to ally decides out of turn; followers and the dead are never selected
 Action space        ``Discrete(16)``
 Observation         ``{"observation": Box(0, 1, (L,), float32), "action_mask": Box(0, 1, (16,), int8)}``
-                    with L = 6·S² + 294 + 19 + 13·n (S = ``map_size``); 1927 for the defaults
+                    with L = 6·S² + 294 + 21 + n·(14 + n) (S = ``map_size``); 1971 for the defaults
 Rewards             at the end only, for every seat, dead or alive: 1 − 2·(rank − 1)/(n − 1) from the
                     ranking by score then strength (equal bots share the mean of their ranks); the
                     rewards lie in [−1, 1] and sum to zero. Truncation hands out the same ranking reward.
-Truncation          after ``max_cycles`` (default 400) × n actions in total
+Game end            one side left (or none alive), or 8·S rounds without an alliance, join, battle or
+                    death (the no-progress rule); ``engine_state.end_reason()`` says which
+Truncation          after ``max_cycles`` (default 400) × n actions in total (a safety net)
 Rules               ``envs/wizard_arena/RULES.md``
 Players             ``wizard_arena_v0/random-v0``, ``wizard_arena_v0/heuristic-v1`` (``agents/wizard_arena.py``)
 Tournament          ``python -m tools.tournament --bot NAME=AGENT_ID … -H 10 --games 20``
@@ -24,7 +26,8 @@ Action encoding
 ---------------
 =====  ==================  =============================================================
 0–7    ``move N`` … ``NW``  step to a neighbour: N, NE, E, SE, S, SW, W, NW (a party's
-                           leader steps and the line follows); squeezes allowed (cost)
+                           leader steps and the line follows; it may step onto its tail
+                           or, to turn round, its first follower); squeezes allowed (cost)
 8      ``stay``            always legal in the move phase
 9      ``ally accept``     a solo meeting a solo: agree to form a party
 10     ``ally decline``    refuse (that pair is not asked again until they separate)
@@ -43,16 +46,20 @@ Observation layout (from the observing seat's point of view; all values in [0, 1
                            Gary
 next ``6·7·7``             the same six planes in the 7×7 window centred on the seat's bot (cells
                            beyond the edge read as terrain)
-next 19                    own stats: alive, HP/(2·health), max HP/(2·health), strength/10,
-                           (score+20)/40, solo, leader, follower, party size/n, row, col, Gary row,
-                           Gary col, Gary within 1, own side's total strength/40, phase one-hot
-                           (move, ally, gary, reward)
-next ``13·n``              every bot, starting with the seat itself then seat order: alive, HP, max HP,
+next 21                    own stats: alive, HP/(2·health), max HP/(2·health), strength/10,
+                           score (0.5 + s/(2(|s|+20)), never capped), solo, leader, follower, party
+                           size/n, row, col, Gary row, Gary col, Gary within 1, own side's total
+                           strength/40, phase one-hot (move, ally, gary, reward), time left (share of
+                           the env's step cap still to go), quiet time left (share of the no-progress
+                           rounds still to go)
+next ``n·(14 + n)``        every bot, starting with the seat itself then seat order: alive, HP, max HP,
                            strength, score, acts (solo or leader), in a party, same side as me, party
-                           size/n, row, col, is asking me to ally now, its side's total strength
+                           size/n, row, col, is asking me to ally now, its side's total strength,
+                           place in its line/(n−1); then n values: one-hot of the table row of its
+                           leader (a living solo or leader: its own row; the dead: none)
 =========================  ========================================================================
 
-Values above a scale are capped at 1. Nothing is hidden but the random generator:
+Strength and HP above their scale are capped at 1. Nothing is hidden but the random generator:
 ``env.unwrapped.player_view(agent)`` is the full state (positions, HP, strength in tenths, scores,
 parties in line order, Gary, gravestones, phase) without the RNG, plus ``"seat"``.
 

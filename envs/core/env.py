@@ -89,6 +89,7 @@ class TabletopEnv(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         self._max_steps = self.max_cycles * n
+        game.step_limit = self._max_steps  # games whose observation shows the time left read it
         obs_box = spaces.Box(
             low=game.observation_low,
             high=game.observation_high,

@@ -26,15 +26,24 @@ CHANNELS = ("terrain", "self", "own party", "other bots", "gravestones", "Gary")
 OWN_FEATURES = (
     "alive", "hp", "max_hp", "strength", "score", "solo", "leader", "follower", "party size",
     "row", "col", "Gary row", "Gary col", "Gary within 1", "side strength",
-    "phase move", "phase ally", "phase gary", "phase reward",
+    "phase move", "phase ally", "phase gary", "phase reward", "time left", "quiet time left",
 )
+#: Per bot in the table; each row then ends with ``n`` more values: a one-hot of the table row of
+#: the bot's leader (a living solo or leader points at its own row; the dead at none).
 TABLE_FEATURES = (
     "alive", "hp", "max_hp", "strength", "score", "acts (solo or leader)", "in a party",
-    "same side as me", "party size", "row", "col", "asks me to ally", "side strength",
+    "same side as me", "party size", "row", "col", "asks me to ally", "side strength", "place in line",
 )
 STRENGTH_SCALE = 100.0  # tenths: 10.0 strength reads as 1
 SIDE_STRENGTH_SCALE = 400.0
-SCORE_LOW, SCORE_SPAN = -20.0, 40.0
+#: Score s reads as 0.5 + s / (2·(|s| + SCORE_HALF)): 0 → 0.5, ±20 → 0.75/0.25, 60 → 0.875; never
+#: capped, always inside (0, 1).
+SCORE_HALF = 20.0
+
+
+def score_feature(score: int) -> float:
+    """The observation's value for a score (monotone, strictly inside (0, 1))."""
+    return 0.5 + score / (2.0 * (abs(score) + SCORE_HALF))
 
 
 def _number(game: Game, key: str, value: Any, default: float, lo: float, hi: float) -> float:
@@ -91,7 +100,12 @@ class WizardArenaGame(Game):
         self.global_len = len(CHANNELS) * self.size * self.size
         self.local_len = len(CHANNELS) * w * w
         self.table_offset = self.global_len + self.local_len + len(OWN_FEATURES)
-        self.observation_shape = (self.table_offset + self.num_players * len(TABLE_FEATURES),)
+        #: values per bot in the table: the named features, then the one-hot of its leader's row
+        self.row_len = len(TABLE_FEATURES) + self.num_players
+        self.observation_shape = (self.table_offset + self.num_players * self.row_len,)
+        #: The environment's cap in actions (the env sets it from ``max_cycles``); the observation's
+        #: "time left" is measured against it.
+        self.step_limit = self.default_max_cycles * self.num_players
         self._maps: dict[tuple[str, ...], ArenaMap] = {}
         n = self.num_players
         ss = self.size * self.size
@@ -109,6 +123,7 @@ class WizardArenaGame(Game):
         #: the own-stats feature set to 1 in each phase (none once the game is over)
         own = self.own_offset
         self._phase_feature = {MOVE: own + 15, ALLY: own + 16, GARY: own + 17, REWARD: own + 18}
+        self._time_left_at = own + OWN_FEATURES.index("time left")
         self._template_key = f"observation template, length {self.observation_shape[0]}"
 
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
@@ -275,7 +290,7 @@ class WizardArenaGame(Game):
         if state.phase == ALLY and player in state.ally:
             ally = state.ally
             partner = ally[1] if ally[0] == player else ally[0]
-            a[offset + (partner - player) % n * len(TABLE_FEATURES) + 11] = 1.0  # asks me to ally
+            a[offset + (partner - player) % n * self.row_len + 11] = 1.0  # asks me to ally
         # Gary on his plane and in the own stats, with the seat's own place and the phase.
         gary = state.gary
         a[plane[5] + gary] = 1.0
@@ -291,11 +306,16 @@ class WizardArenaGame(Game):
         phase_at = self._phase_feature.get(state._phase)
         if phase_at is not None:
             a[phase_at] = 1.0
+        left = 1.0 - state.actions_taken / self.step_limit
+        a[self._time_left_at] = max(0.0, left)
+        a[self._time_left_at + 1] = 1.0 - state.quiet_rounds / state.no_progress_limit
         return np.frombuffer(a, "f")  # float32
 
     def _stat_blocks(self, state: ArenaState, player: int) -> tuple[array.array, array.array, list]:
         """``player``'s (own-stats block, bots table, marks): see ``_observer_blocks``. From the
         state's cache unless a stat changed since it was built."""
+        # (The order inside a line only changes when a line is formed, joined, absorbed or loses
+        # a member, which always changes ``leader_of`` or ``alive`` too.)
         hp, max_hp, st, score, alive, lo = (
             state.hp, state.max_hp, state.strength, state.score, state.alive, state.leader_of)
         cache = state.obs_cache
@@ -316,13 +336,16 @@ class WizardArenaGame(Game):
         start of its channel in the window). The channel: gravestones for the dead (a dead
         observer's self mark is added by ``observe``), else self, own party or other bots."""
         n = state.n
-        k = len(TABLE_FEATURES)
+        k = self.row_len
         alive, lo = state.alive, state.leader_of
         my_side = lo[player]
         table = seat_rows[player * k:(player + n) * k]  # seat order rotated: the observer first
         plane, local = self._plane_offsets, self._local_offsets
         marks = []
+        lead_at = len(TABLE_FEATURES)
         for j, i in enumerate(self._orders[player]):
+            if alive[i]:
+                table[j * k + lead_at + (lo[i] - player) % n] = 1.0
             if lo[i] == my_side:
                 table[j * k + 7] = 1.0
                 ch = (1 if i == player else 2) if alive[i] else 4
@@ -343,6 +366,7 @@ class WizardArenaGame(Game):
         inv_hp = 1.0 / (2.0 * health) if health > 0 else 1.0
         table: list[float] = []
         own_blocks = []
+        zeros = [0.0] * n  # the leader one-hot, written per observer
         for i in range(n):
             lead = lo[i]
             line = parties.get(lead)
@@ -350,18 +374,19 @@ class WizardArenaGame(Game):
             size = (len(line) if line else 1) / n
             hp_v, max_v = min(1.0, hp[i] * inv_hp), min(1.0, max_hp[i] * inv_hp)
             st_v = min(1.0, st[i] / STRENGTH_SCALE)
-            score_v = (score[i] - SCORE_LOW) / SCORE_SPAN
-            score_v = 0.0 if score_v < 0.0 else (1.0 if score_v > 1.0 else score_v)
+            score_v = score_feature(score[i])
             side_v = min(1.0, side / SIDE_STRENGTH_SCALE)
+            place = line.index(i) / (n - 1) if line else 0.0
             table += (
                 float(alive[i]), hp_v, max_v, st_v, score_v, float(alive[i] and lead == i), float(line is not None),
-                0.0, size, 0.0, 0.0, 0.0, side_v,
+                0.0, size, 0.0, 0.0, 0.0, side_v, place,
             )
+            table += zeros
             # Row, col, Gary's place and the phase are written by ``observe``.
             own_blocks.append(array.array("f", (
                 float(alive[i]), hp_v, max_v, st_v, score_v,
                 float(line is None), float(line is not None and lead == i), float(line is not None and lead != i),
-                size, 0.0, 0.0, 0.0, 0.0, 0.0, side_v, 0.0, 0.0, 0.0, 0.0,
+                size, 0.0, 0.0, 0.0, 0.0, 0.0, side_v, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
             )))
         return array.array("f", table) * 2, own_blocks
 

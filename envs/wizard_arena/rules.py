@@ -45,7 +45,15 @@ COUNTER_NAMES = (
 )
 NUM_COUNTERS = len(COUNTER_NAMES)
 
-PLACEMENT_BUDGET = 4000  # node budget of the line re-forming search
+PLACEMENT_BUDGET = 4000  # node budget of the unbounded line re-forming search
+BOUNDED_BUDGET = 50  # node budget of each re-forming search with a bound on the moves
+TURN_BUDGET = 60  # node budget of the search behind a leader's step onto its own line
+#: The game ends by the no-progress rule after this many rounds (times the map's side length)
+#: without an alliance, a join, a battle or a death.
+NO_PROGRESS_ROUNDS_PER_SIDE = 8
+
+# Why a finished game ended (``ArenaState.end_reason``).
+END_RULES, END_NO_PROGRESS = "rules", "no-progress"
 
 
 def _mask_of(actions: tuple[int, ...] | list[int]) -> np.ndarray:
@@ -63,6 +71,33 @@ _GARY_MASK = _mask_of((CHALLENGE, NO_CHALLENGE))
 _REWARD_MASK = _mask_of((REWARD_SCORE, REWARD_STRENGTH, REWARD_HEALTH))
 _REWARD_MASK_NO_HEALTH = _mask_of((REWARD_SCORE, REWARD_STRENGTH))
 _NO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
+
+
+def single_file(count: int, first: int, options: Any, budget: int) -> list[int] | None:
+    """Cells for a line of ``count`` members standing single file, the first on ``first``:
+    member k tries, in order, the cells ``options(k, cell of member k − 1, cells taken)`` returns;
+    a depth-first search that backs up when a member finds no cell and gives up (None) after
+    ``budget`` nodes."""
+    path = [first]
+    used = {first}
+    left = [budget]
+
+    def search(k: int) -> bool:
+        if k == count:
+            return True
+        left[0] -= 1
+        if left[0] < 0:
+            return False
+        for c in options(k, path[-1], used):
+            path.append(c)
+            used.add(c)
+            if search(k + 1):
+                return True
+            path.pop()
+            used.discard(c)
+        return False
+
+    return path if search(1) else None
 
 
 def rank_rewards(score: list[int], strength: list[int]) -> list[float]:
@@ -101,7 +136,7 @@ class ArenaState(State):
         "pos", "hp", "max_hp", "strength", "score", "alive", "counters",
         "leader_of", "parties", "occ", "gary",
         "turn", "round", "_phase", "actor", "ally", "ally_stage", "met", "declined", "respawned",
-        "obs_cache",
+        "quiet_rounds", "no_progress_limit", "actions_taken", "obs_cache",
     )
 
     def __init__(self, game: Any, arena: ArenaMap, rng: random.Random) -> None:
@@ -137,6 +172,11 @@ class ArenaState(State):
         self.met: list[int] = []
         self.declined: list[tuple[int, int]] = []
         self.respawned = False
+        #: Rounds completed since the last alliance, join, battle or death (the no-progress rule).
+        self.quiet_rounds = 0
+        self.no_progress_limit = NO_PROGRESS_ROUNDS_PER_SIDE * arena.size
+        #: Actions applied since the start (the observation's time-left feature).
+        self.actions_taken = 0
         #: Scratch space of the observation encoder (derived data only; never saved or compared).
         self.obs_cache: Any = None
 
@@ -211,13 +251,24 @@ class ArenaState(State):
     def truncation_returns(self) -> list[float]:
         return rank_rewards(self.score, self.strength)
 
+    def end_reason(self) -> str | None:
+        """``"rules"`` once one side is left (or none is alive), ``"no-progress"`` when the
+        no-progress rule ended the game, None while it goes on."""
+        if self._phase != OVER:
+            return None
+        return END_RULES if len(self.living_sides()) <= 1 else END_NO_PROGRESS
+
     def _legal_mask(self) -> np.ndarray:
         phase = self._phase
         if phase == MOVE:
             occ = self.occ
+            a = self.actor
+            lo = self.leader_of
             code = 0
-            for d, t in self.map.moves[self.pos[self.actor]]:
-                if occ[t] < 0:
+            line = self.parties.get(a)
+            for d, t in self.map.moves[self.pos[a]]:
+                o = occ[t]
+                if o < 0 or (o != a and lo[o] == a and self._can_turn(line, t)):
                     code |= 1 << d
             return _MOVE_MASKS[code].copy()
         if phase == ALLY:
@@ -229,6 +280,7 @@ class ArenaState(State):
         return _NO_MASK.copy()
 
     def _apply(self, action: int) -> None:
+        self.actions_taken += 1
         phase = self._phase
         if phase == MOVE:
             self._move(action)
@@ -291,10 +343,23 @@ class ArenaState(State):
         if arena.squeeze[here][d]:
             strength[a] = max(1, strength[a] - 2)
             self.counters[a][C_SQUEEZES] += 1
+        if occ[target] >= 0 and target != old[-1]:
+            # onto its first follower (the move is legal): the line re-forms behind the leader
+            path = self._turn_path(target)
+            for cell in old:
+                occ[cell] = -1
+            for m, src, dest in zip(line, old, path):
+                if m != a and src != dest and arena.is_squeeze(src, dest):
+                    strength[m] = max(1, strength[m] - 1)
+                    self.counters[m][C_SQUEEZES] += 1
+                pos[m] = dest
+                occ[dest] = m
+            return
         pos[a] = target
-        occ[target] = a  # a free cell (the move is legal), so none of the line's
+        occ[target] = a  # a free cell or the tail's, which the tail leaves
         # Each follower steps into the cell ahead (``ArenaMap.is_squeeze`` written out inline);
-        # the cells stay occupied but the last one, which is left empty.
+        # the cells stay occupied but the last one, which is left empty (unless the leader
+        # stepped onto it).
         row, col, passable, size = arena.row, arena.col, arena.passable, arena.size
         for m, src, dest in zip(line[1:], old[1:], old):
             rs, cs, rd, cd = row[src], col[src], row[dest], col[dest]
@@ -303,7 +368,59 @@ class ArenaState(State):
                 self.counters[m][C_SQUEEZES] += 1
             pos[m] = dest
             occ[dest] = m
-        occ[old[-1]] = -1
+        if old[-1] != target:
+            occ[old[-1]] = -1
+
+    def _can_turn(self, line: list[int], target: int) -> bool:
+        """Is the leader's step onto ``target``, a cell of its own ``line``, legal? Onto the tail
+        always (the ordinary single file); onto the first follower when the line can back up (its
+        tail has a free neighbour) or else re-form (``_turn_path``); onto any other member never."""
+        pos, occ = self.pos, self.occ
+        if target == pos[line[-1]]:
+            return True
+        if target != pos[line[1]]:
+            return False
+        for c in self.map.neighbours[pos[line[-1]]]:
+            if occ[c] < 0:
+                return True
+        return self._turn_path(target) is not None
+
+    def _turn_path(self, target: int) -> list[int] | None:
+        """Where the actor's line stands after its leader steps onto ``target``, the cell of its
+        first follower, or None if the line cannot re-form.
+
+        The line backs up: each follower steps into the cell of the one behind it, the tail into
+        its lowest-numbered free neighbour. Only if the tail has none: each follower, in line
+        order, takes a cell next to the member ahead of it and at most one step from its own
+        cell — the cell the member ahead has just left if it can, else its own cell, else the
+        lowest-numbered one (held by its own line); a depth-first search backs up when a later
+        member finds no cell and gives up after ``TURN_BUDGET`` nodes."""
+        line = self.parties[self.actor]
+        pos, occ = self.pos, self.occ
+        old = [pos[m] for m in line]
+        lead = self.actor
+        lo = self.leader_of
+        near, row, col = self.map.neighbours, self.map.row, self.map.col
+        room = [c for c in near[old[-1]] if occ[c] < 0]
+        if room:
+            return old[1:] + [min(room)]
+
+        def options(k: int, ahead: int, used: set[int]) -> list[int]:
+            own = old[k]
+            ro, co = row[own], col[own]
+            ahead_old = old[k - 1]
+            cands = []
+            for c in near[ahead]:
+                if c in used or abs(row[c] - ro) > 1 or abs(col[c] - co) > 1:
+                    continue
+                o = occ[c]
+                if o >= 0 and lo[o] != lead:
+                    continue
+                cands.append((0 if c == ahead_old else (1 if c == own else 2), c))
+            cands.sort()
+            return [c for _, c in cands]
+
+        return single_file(len(line), target, options, TURN_BUDGET)
 
     def _clean_declined(self) -> None:
         """Forget the declined pairs that are no longer two living solos next to each other."""
@@ -418,11 +535,13 @@ class ArenaState(State):
         other = b if leader == a else a
         self.counters[a][C_JOINED] += 1
         self.counters[b][C_JOINED] += 1
+        self.quiet_rounds = 0
         self._set_line([leader, other])
 
     def _join(self, solo: int, leader: int) -> None:
         self.counters[solo][C_JOINED] += 1
-        self._set_line(self.line(leader) + [solo])
+        self.quiet_rounds = 0
+        self._set_line(self.line(leader) + [solo], block=[solo])
 
     def _fight(self, a: int, b: int) -> None:
         """Battle between the sides led by a (the actor's side, rolling first) and b."""
@@ -447,6 +566,7 @@ class ArenaState(State):
         score, hp, counters, occ, pos, alive = self.score, self.hp, self.counters, self.occ, self.pos, self.alive
         wline = self.line(w)
         lline = self.line(l)
+        self.quiet_rounds = 0
         score[w] += 2
         counters[w][C_WON_LED] += 1
         for m in wline[1:]:
@@ -474,7 +594,7 @@ class ArenaState(State):
             occ[pos[l]] = -1  # the loser leader leaves the field before anyone re-forms
         survivors = [m for m in lline[1:] if alive[m]]
         if survivors:
-            self._set_line(wline + survivors)
+            self._set_line(wline + survivors, block=survivors)
         if alive[l]:
             cells = self.free_cells(avoid_crowd=True)
             cell = cells[self.rng.randrange(len(cells))]
@@ -523,6 +643,7 @@ class ArenaState(State):
         marks its cell, it never acts again."""
         self.alive[b] = False
         self.hp[b] = 0
+        self.quiet_rounds = 0
         pos, occ = self.pos, self.occ
         if occ[pos[b]] == b:
             occ[pos[b]] = -1
@@ -550,13 +671,18 @@ class ArenaState(State):
             gap = cell
         self._set_line(rest)
 
-    def _set_line(self, line: list[int]) -> None:
+    def _set_line(self, line: list[int], block: list[int] | None = None) -> None:
         """Make ``line`` (leader first, who stays put) one party and re-form it single file.
 
-        Every member gets a cell adjacent to the member ahead; members keep their cells where they
-        can and otherwise take the free cell nearest to where they stand (a depth-first search with
-        a node budget). If no placement exists, the longest leading part of the line that already
-        stands single file stays a party and the others remain solo where they are.
+        ``block``: the members just added at the end of ``line`` (a joining solo, absorbed bots);
+        they may instead be placed, in this order or reversed, right behind a member they stand
+        next to, when that moves bots less. Every member gets a cell next to the member ahead; the
+        re-forming moves the farthest-moved bot as little as possible (bound 1, then 2, 4, 8,
+        then none), then the bots in all as little as possible, then keeps the line order as
+        given. Within a bound, members keep their cells where they can and otherwise take the free
+        cell nearest to where they stand (a depth-first search with a node budget). If no
+        placement exists, the longest leading part of the line that already stands single file
+        stays a party and the others remain solo where they are.
         """
         for m in line:
             old = self.parties.pop(m, None)
@@ -567,48 +693,43 @@ class ArenaState(State):
             for m in line:
                 self.leader_of[m] = m
             return
-        pos, occ, size = self.pos, self.occ, self.map.size
-        members = set(line)
-        nb = self.map.neighbours
-        path = [pos[line[0]]]
-        used = {path[0]}
-        budget = [PLACEMENT_BUDGET]
-
-        def search(k: int) -> bool:
-            if k == len(line):
-                return True
-            budget[0] -= 1
-            if budget[0] < 0:
-                return False
-            here = pos[line[k]]
-            hr, hc = divmod(here, size)
-            cands = []
-            for c in nb[path[-1]]:
-                if c in used:
-                    continue
-                o = occ[c]
-                if o >= 0 and o not in members:
-                    continue
-                r, cc = divmod(c, size)
-                cands.append((max(abs(r - hr), abs(cc - hc)), c))
-            cands.sort()
-            for _, c in cands:
-                path.append(c)
-                used.add(c)
-                if search(k + 1):
-                    return True
-                path.pop()
-                used.discard(c)
-            return False
-
-        if search(1):
+        pos, occ = self.pos, self.occ
+        if all(self.cheb(pos[a], pos[b]) == 1 for a, b in zip(line, line[1:])):
+            self.parties[line[0]] = list(line)  # already single file: nobody moves
             for m in line:
+                self.leader_of[m] = line[0]
+            return
+        orders = [line]
+        if block:
+            base = line[:len(line) - len(block)]
+            heads = [block] if len(block) == 1 else [block, block[::-1]]
+            for j in range(len(base), 0, -1):
+                for head in heads:
+                    if self.cheb(pos[head[0]], pos[base[j - 1]]) == 1:
+                        order = base[:j] + head + base[j:]
+                        if order not in orders:
+                            orders.append(order)
+        path = keep = None
+        size = self.map.size
+        for bound in (1, 2, 4, 8, size):
+            best = None
+            budget = PLACEMENT_BUDGET if bound == size else BOUNDED_BUDGET
+            for rank, order in enumerate(orders):
+                found = self._place_line(order, bound, budget)
+                if found is not None:
+                    moved = sum(self.cheb(pos[m], c) for m, c in zip(order, found))
+                    if best is None or (moved, rank) < best[0]:
+                        best = ((moved, rank), order, found)
+            if best is not None:
+                _, keep, path = best
+                break
+        if path is not None:
+            for m in keep:
                 if occ[pos[m]] == m:
                     occ[pos[m]] = -1
-            for m, c in zip(line, path):
+            for m, c in zip(keep, path):
                 pos[m] = c
                 occ[c] = m
-            keep = line
         else:
             keep = [line[0]]
             for m in line[1:]:
@@ -622,6 +743,31 @@ class ArenaState(State):
             self.parties[keep[0]] = list(keep)
             for m in keep:
                 self.leader_of[m] = keep[0]
+
+    def _place_line(self, line: list[int], bound: int, budget: int) -> list[int] | None:
+        """Cells for ``line`` single file, the leader on its own cell and every member within
+        ``bound`` steps of its own cell, or None (see ``_set_line``); at most ``budget`` nodes."""
+        pos, occ, size = self.pos, self.occ, self.map.size
+        members = set(line)
+        nb = self.map.neighbours
+
+        def options(k: int, ahead: int, used: set[int]) -> list[int]:
+            hr, hc = divmod(pos[line[k]], size)
+            cands = []
+            for c in nb[ahead]:
+                if c in used:
+                    continue
+                o = occ[c]
+                if o >= 0 and o not in members:
+                    continue
+                r, cc = divmod(c, size)
+                dist = max(abs(r - hr), abs(cc - hc))
+                if dist <= bound:
+                    cands.append((dist, c))
+            cands.sort()
+            return [c for _, c in cands]
+
+        return single_file(len(line), pos[line[0]], options, budget)
 
     # -----------------------------------------------------------------------------------------
     # Turn order and the end
@@ -654,6 +800,13 @@ class ArenaState(State):
                     break
         if wrapped:
             self.round += 1
+            self.quiet_rounds += 1
+            if self.quiet_rounds >= self.no_progress_limit:
+                self._phase = OVER  # the no-progress rule: the ranking stands as it is
+                self.ally = None
+                self.met = []
+                self.respawned = False
+                return
             if self.gary_roams:
                 self._roam_gary()
         self.turn = self.actor = nxt
@@ -701,6 +854,9 @@ class ArenaState(State):
         other.met = self.met[:]
         other.declined = self.declined[:]
         other.respawned = self.respawned
+        other.quiet_rounds = self.quiet_rounds
+        other.no_progress_limit = self.no_progress_limit
+        other.actions_taken = self.actions_taken
         other.obs_cache = self.obs_cache  # immutable snapshot, safe to share
         return other
 
@@ -729,6 +885,8 @@ class ArenaState(State):
             "met": list(self.met),
             "declined": [list(p) for p in self.declined],
             "respawned": self.respawned,
+            "quiet_rounds": self.quiet_rounds,
+            "actions_taken": self.actions_taken,
         }
 
     def load_fields(self, data: dict[str, Any]) -> None:
@@ -831,6 +989,14 @@ class ArenaState(State):
         if not isinstance(data["respawned"], bool):
             raise TypeError("respawned must be a boolean")
         self.respawned = data["respawned"]
+        self.quiet_rounds = one_int("quiet_rounds")
+        if not 0 <= self.quiet_rounds <= self.no_progress_limit:
+            raise ValueError(f"quiet_rounds must be in [0, {self.no_progress_limit}]")
+        if phase != OVER and self.quiet_rounds == self.no_progress_limit:
+            raise ValueError("quiet_rounds has reached the no-progress limit but the game is not over")
+        self.actions_taken = one_int("actions_taken")
+        if self.actions_taken < 0:
+            raise ValueError("actions_taken must be >= 0")
         self.set_legal_mask(None)
 
     # -----------------------------------------------------------------------------------------
@@ -901,8 +1067,10 @@ class ArenaState(State):
                 problems.append(f"bot {p} acts but is not a living solo or leader")
             if len(self.living_sides()) <= 1:
                 problems.append("the game should be over: one side remains")
-        elif len(self.living_sides()) > 1:
+        elif len(self.living_sides()) > 1 and self.quiet_rounds < self.no_progress_limit:
             problems.append("the game is over but several sides remain")
+        if not 0 <= self.quiet_rounds <= self.no_progress_limit:
+            problems.append(f"quiet_rounds {self.quiet_rounds} outside [0, {self.no_progress_limit}]")
         return problems
 
 

@@ -59,3 +59,95 @@ def test_heuristic_challenges_gary_only_on_good_odds():
     bot.reset(0, WizardArenaGame(num_bots=2, health=0))
     view["hp"] = [0, 0]
     assert bot.act(obs, view) == 12  # without health a loss costs 2 score: needs better than even
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 10: the heuristic neither freezes with its line pointing away nor forgets refused partners
+def _position(text, n, config=None, **kw):
+    from envs.wizard_arena.rules import from_text
+
+    rows = [r.strip() for r in text.strip().splitlines() if r.strip()]
+    game = WizardArenaGame(num_bots=n, map_size=len(rows), **(config or {}))
+    return from_text(game, text, **kw)
+
+
+def _heuristic(state, seat, seed=0):
+    bot = agents.make(HEURISTIC, seed=seed)
+    bot.reset(seat, state.game.config)
+    return bot
+
+
+@pytest.mark.parametrize("picture,turns", [
+    # in a corridor: the only way on is to back the line up towards the solo
+    ("""
+    MMMMMMMM
+    .012...3
+    MMMMMMMM
+    ........
+    ........
+    ........
+    ........
+    @......4
+    """, 4),
+    # in the open, with a wall between: round the mountains
+    ("""
+    ........
+    ........
+    ...MMM..
+    ..012..3
+    ...MMM..
+    ........
+    ........
+    @......4
+    """, 8),
+], ids=["corridor", "round the wall"])
+def test_a_party_whose_line_points_at_its_target_turns_round_and_reaches_it(picture, turns):
+    # The line 0-1-2 points east at the weaker solo 3 (which would join it). Measured from the
+    # nearest member of the line, no step got closer in the corridor, so the old heuristic stayed
+    # for good. (Gary is too strong to be worth a visit and so is 4, waiting in its corner.)
+    from agents.play import seat_inputs
+    from envs.wizard_arena.rules import MOVE, STAY
+
+    s = _position(picture, 5, parties=[[0, 1, 2]], bots={3: {"strength": 0.5}, 4: {"strength": 5.0}},
+                  config={"gary_strength": 50.0})
+    bot = _heuristic(s, 0)
+    for _ in range(turns):
+        assert s.current_player() == 0 and s.phase == MOVE
+        s.apply_action(bot.act(*seat_inputs(s, 0)))
+        assert s.check_invariants() == []
+        if s.leader_of[3] == 0:
+            break
+        while s.current_player() != 0:
+            legal = s.legal_actions()
+            s.apply_action(STAY if STAY in legal else legal[-1])  # the others wait (and leave Gary)
+    assert s.leader_of[3] == 0  # it met the solo, who joined
+
+
+def test_a_refused_partner_is_asked_again_once_the_position_changed():
+    from agents.play import seat_inputs
+    from envs.wizard_arena.rules import ALLY_DECLINE, STAY
+
+    s = _position("""
+    ........
+    ........
+    ........
+    ..01....
+    ........
+    ........
+    ......32
+    @.......
+    """, 4, parties=[[2, 3]], bots={2: {"strength": 5.0}, 3: {"strength": 5.0}}, turn=1)
+    s.apply_action(STAY)  # 1 stays beside 0: the two are asked to ally; 1 declines
+    s.apply_action(ALLY_DECLINE)
+    assert s.declined == [(0, 1)]
+    s.apply_action(STAY)  # the party 2-3
+    assert s.current_player() == 0
+    bot = _heuristic(s, 0)
+    bot.act(*seat_inputs(s, 0))  # it notes the position in which the alliance was refused
+    s.strength[0] = 15  # the position changed: 0 is now the stronger and would lead
+    for seed in range(5):
+        bot.rng.seed(seed)
+        choice = bot.act(*seat_inputs(s, 0))
+        assert choice < 8
+        # it steps apart, which clears the refusal, so that meeting again asks again
+        assert s.cheb(s.map.step[s.pos[0]][choice], s.pos[1]) >= 2

@@ -63,6 +63,10 @@ def reference(game, state, me):
         lead = state.leader_of[i]
         return state.parties.get(lead)
 
+    def score(i):  # 0.5 + s / (2(|s| + 20)): never capped
+        v = state.score[i]
+        return 0.5 + v / (2 * (abs(v) + 20))
+
     def side_strength(i):
         line = line_of(i)
         members = line if line else [i]
@@ -76,7 +80,7 @@ def reference(game, state, me):
         cap(state.hp[me] / hp_scale),
         cap(state.max_hp[me] / hp_scale),
         cap(state.strength[me] / 10 / 10),
-        cap((state.score[me] + 20) / 40),
+        score(me),
         1.0 if line is None else 0.0,
         1.0 if line is not None and line[0] == me else 0.0,
         1.0 if line is not None and line[0] != me else 0.0,
@@ -88,6 +92,8 @@ def reference(game, state, me):
         1.0 if state.phase == ALLY else 0.0,
         1.0 if state.phase == GARY else 0.0,
         1.0 if state.phase == REWARD else 0.0,
+        max(0.0, 1.0 - state.actions_taken / game.step_limit),
+        1.0 - state.quiet_rounds / state.no_progress_limit,
     ]
     # The bots table: the seat itself first, then the others in seat order.
     table = []
@@ -101,7 +107,7 @@ def reference(game, state, me):
             cap(state.hp[i] / hp_scale),
             cap(state.max_hp[i] / hp_scale),
             cap(state.strength[i] / 10 / 10),
-            cap((state.score[i] + 20) / 40),
+            score(i),
             1.0 if state.alive[i] and state.leader_of[i] == i else 0.0,
             1.0 if line is not None else 0.0,
             1.0 if state.leader_of[i] == my_side else 0.0,
@@ -109,7 +115,13 @@ def reference(game, state, me):
             r / last, c / last,
             1.0 if asks else 0.0,
             cap(side_strength(i) / 10 / 40),
+            line.index(i) / (n - 1) if line else 0.0,
         ]
+        # one-hot of the table row of its leader (the living only)
+        leader_row = [0.0] * n
+        if state.alive[i]:
+            leader_row[(state.leader_of[i] - me) % n] = 1.0
+        table += leader_row
     return np.concatenate([
         planes.reshape(-1), local.reshape(-1), np.array(own, dtype=np.float32), np.array(table, dtype=np.float32),
     ])

@@ -280,9 +280,10 @@ def test_party_battle_scores_absorbs_and_respawns_the_loser_leader():
     s = battle_state()
     act(s, STAY)  # 0's side is beside 3's: battle
     assert s.score == [2, 1, 1, -1, 0, 0, 0]
+    # 4 is absorbed at the tail; the line re-forms with nobody moving more than one step: the tail
+    # 2 steps from r2c1 to r3c2, and 4 from r3c4 into 3's old cell r3c3 beside it
     assert s.parties == {0: [0, 1, 2, 4]}
-    # 4 re-formed behind the tail (2 at r2c1): the free cell beside it nearest to where 4 stood
-    assert s.pos[4] == cell(s, 1, 2)
+    assert [s.pos[0], s.pos[1], s.pos[2], s.pos[4]] == [cell(s, 2, 3), cell(s, 2, 2), cell(s, 3, 2), cell(s, 3, 3)]
     for i in (3, 4):
         assert 1 <= 10 - s.hp[i] <= 3
     assert s.hp[:3] == [10, 10, 10]
@@ -624,7 +625,9 @@ def test_several_encounters_resolve_in_seat_order_of_the_other_leaders():
     @....3
     """, 5, parties=[[0, 4]], bots={1: {"strength": 0.5}, 2: {"strength": 0.5}})
     act(s, STAY)
-    assert s.parties == {0: [0, 4, 1, 2]}  # 1 joined before 2
+    # 1 joined first (at the tail, stepping to r3c2 beside 4); then 2, standing next to the
+    # leader, stepped in right behind it without anyone moving. (2 first would give [0, 4, 2, 1].)
+    assert s.parties == {0: [0, 2, 4, 1]}
     assert s.check_invariants() == []
 
 
