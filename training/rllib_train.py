@@ -72,7 +72,7 @@ class Args:
 HELP = {
     "game": "game module name, one of envs.NAMES",
     "config": "game config as a JSON object, e.g. '{\"players_per_team\": 2}' (Sequence, 2 teams of 2)",
-    "out": "output folder for the exported policy and its records (default: runs/rllib/<game>-<time>)",
+    "out": "output folder for the exported policy and its records (empty: runs/rllib/<game>-<time>)",
     "register": "checkpoint id to register the exported policy under, e.g. sequence_v0/rllib-ppo-v1 "
     "(empty: do not register)",
     "seed": "seed of everything: torch, numpy, deals, teams, opponents",
@@ -110,7 +110,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        text = f"{HELP[f.name]} (default: {default!r})"
+        text = HELP[f.name] + " (default: %(default)r)"
         if isinstance(default, bool):
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=text)
         elif isinstance(default, list):
