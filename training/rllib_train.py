@@ -24,7 +24,6 @@ tool loads it by id.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -39,6 +38,7 @@ import numpy as np
 
 import envs
 from envs.core.errors import ConfigError
+from training.cli import dataclass_parser
 
 
 @dataclass
@@ -53,6 +53,7 @@ class Args:
     snapshot_slots: int = 3
     snapshot_every: int = 10
     address: str = ""
+    ship_code: bool = True
     env_runners: int = 0
     envs_per_runner: int = 1
     learners: int = 0
@@ -83,6 +84,8 @@ HELP = {
     "untrained initial policy)",
     "snapshot_every": "copy the learner into the next snapshot slot every N iterations",
     "address": "address of an existing Ray cluster, e.g. 'auto' or HEAD:6379 (empty: start a local Ray)",
+    "ship_code": "with --address: upload this checkout to the cluster's workers (Ray's working_dir); "
+    "--no-ship-code when every node has the project installed",
     "env_runners": "env runners (sampling processes); 0: as many as the cores of this machine (local) or "
     "the CPUs of the cluster minus one",
     "envs_per_runner": "environments stepped by each env runner",
@@ -102,21 +105,7 @@ HELP = {
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    parser = argparse.ArgumentParser(
-        prog="python -m training.rllib_train",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        text = HELP[f.name] + " (default: %(default)r)"
-        if isinstance(default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=text)
-        elif isinstance(default, list):
-            parser.add_argument(flag, nargs="+", type=type(default[0]), default=default, help=text)
-        else:
-            parser.add_argument(flag, type=type(default), default=default, help=text)
+    parser = dataclass_parser(Args, HELP, prog="python -m training.rllib_train", description=__doc__)
     args = Args(**vars(parser.parse_args(argv)))
     if args.game not in envs.NAMES:
         parser.error(f"--game {args.game!r} is not a game; choose from {list(envs.NAMES)}")
@@ -225,8 +214,12 @@ def start_ray(args: Args) -> int:
 
     repo = str(pathlib.Path(__file__).resolve().parents[1])
     if args.address:
-        # The cluster's nodes must have this project installed (pip install ".[rllib]"), see docs/rllib.md.
-        ray.init(address=args.address, log_to_driver=False)
+        # Workers on other machines import this project from the uploaded checkout, or from their own
+        # install (pip install ".[rllib]") with --no-ship-code; see docs/rllib.md.
+        runtime_env: dict[str, Any] = {"env_vars": {"OMP_NUM_THREADS": "1"}}
+        if args.ship_code:
+            runtime_env.update(working_dir=repo, excludes=[".git", "runs", "__pycache__"])
+        ray.init(address=args.address, log_to_driver=False, runtime_env=runtime_env)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         default = max(1, cpus - 1)
     else:
