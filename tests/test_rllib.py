@@ -7,6 +7,7 @@ for two iterations of a few hundred steps.
 
 from __future__ import annotations
 
+import importlib
 import json
 
 import numpy as np
@@ -17,8 +18,10 @@ pytest.importorskip(
 )
 
 import agents
+import envs
 from agents.policy_io import CheckpointError, load_policy
 from training import rllib_env, rllib_train
+from training.evaluate import table_facts
 from training.rllib_env import (
     LEARNER,
     SNAPSHOT,
@@ -82,6 +85,24 @@ def test_snapshot_seats_are_exposed_and_mapped_to_a_frozen_slot():
         assert module == map_agent_to_module(agent, Episode(), slots=3)  # stable within an episode
     with pytest.raises(ValueError, match="no module"):
         map_agent_to_module("snapshot:player_1", Episode(), slots=0)
+
+
+GAME_CONFIGS = [
+    (game, name, config)
+    for game in envs.NAMES
+    for name, config in importlib.import_module(f"envs.{game}").CONFIGS.items()
+]
+
+
+@pytest.mark.parametrize(("game", "name", "config"), GAME_CONFIGS, ids=[f"{g}-{n}" for g, n, _ in GAME_CONFIGS])
+def test_every_game_and_seat_count_runs_through_rllibs_wrapper(game, name, config):
+    players, teams = table_facts(game, config)
+    env = make_env({"game": game, "config": config, "opponents": ["random-v0", SNAPSHOT], "seed": 11,
+                    "max_cycles": 15})
+    seen, rewards, _ = random_episode(env, np.random.default_rng(2))
+    learning = sorted(int(split_id(a)[1].split("_")[1]) for a in seen if split_id(a)[0] == LEARNER)
+    assert len(learning) == players // teams and len({s % teams for s in learning}) == 1
+    assert set(rewards) == seen
 
 
 def test_adapter_refuses_unknown_opponents_and_replays_a_seed():
