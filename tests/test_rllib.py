@@ -193,7 +193,9 @@ def test_tiny_dojo_run_from_the_command_line(tmp_path, capsys):
                  "learning_curve.png"):
         assert (out / name).is_file(), name
     evaluation = json.loads((out / "eval.json").read_text())
-    assert evaluation["final"]["random-v0"]["games"] == 2
+    final = evaluation["final"]["random-v0"]
+    assert final["games"] == 2 and final["wins"] + final["draws"] + final["losses"] == 2
+    assert 0 <= final["win_rate_wilson95"][0] <= final["win_rate"] <= final["win_rate_wilson95"][1] <= 1
     assert [row["iteration"] for row in evaluation["learning_curve"]] == [1, 2]
     module, spec = load_policy(out, game="dojo_v0")
     assert spec["config"]["num_players"] == 4 and spec["meta"]["opponents"] == ["random-v0", SNAPSHOT]

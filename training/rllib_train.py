@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
                 "final": final,
                 "learning_curve": curve,
                 "note": "final: fresh seeds, the exported policy plays the whole learning team "
-                "(argmax of legal actions), teams rotated; learning_curve: mean return of the learner's "
+                "(argmax of legal actions), teams rotated, 95% Wilson intervals; learning_curve: mean return of the learner's "
                 "seats per iteration against the opponent mix",
             },
             indent=2,
@@ -392,6 +392,7 @@ def evaluate_export(out: pathlib.Path, args: Args, config: dict[str, Any]) -> di
     from agents.policy_io import load_policy
     from training.evaluate import score_game, table_facts
     from training.rllib_env import SNAPSHOT
+    from training.stats import wilson_interval
 
     module, _spec = load_policy(out, game=args.game)
     n_seats, n_teams = table_facts(args.game, config)
@@ -413,8 +414,9 @@ def evaluate_export(out: pathlib.Path, args: Args, config: dict[str, Any]) -> di
                 draws += 1
             else:
                 losses += 1
+        low, high = wilson_interval(wins, args.eval_games)
         results[kind] = {"games": args.eval_games, "wins": wins, "draws": draws, "losses": losses,
-                         "win_rate": wins / args.eval_games}
+                         "win_rate": wins / args.eval_games, "win_rate_wilson95": [low, high]}
     return results
 
 
