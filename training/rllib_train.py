@@ -136,6 +136,9 @@ def parse_args(argv: list[str] | None = None) -> Args:
         parser.error(f"--hidden widths must be >= 1, got {args.hidden}")
     if args.register and not re.fullmatch(rf"{args.game}/[a-z0-9_.-]+-v[0-9]+", args.register):
         parser.error(f"--register must be an id like {args.game}/rllib-ppo-v1, got {args.register!r}")
+    if args.register and not _can_register():
+        parser.error("--register is not yet available: this checkout's agents/checkpoint.py does not list "
+                     "policy-format checkpoints; train without it and keep the exported folder")
     return args
 
 
@@ -446,15 +449,16 @@ def write_curve_files(curve: list[dict[str, Any]], out: pathlib.Path, title: str
     plt.close(fig)
 
 
+def _can_register() -> bool:
+    from agents import checkpoint
+
+    return hasattr(checkpoint, "register_checkpoint")
+
+
 def register(args: Args, out: pathlib.Path) -> None:
     """Add the exported policy to the checkpoint index as ``args.register``."""
     from agents import checkpoint
 
-    if not hasattr(checkpoint, "register_checkpoint"):
-        raise SystemExit(
-            "--register: not yet available: this checkout's agents/checkpoint.py does not list policy-format "
-            f"checkpoints; the exported policy is in {out} (policy.json + policy.safetensors)"
-        )
     entry = checkpoint.register_checkpoint(
         args.register, out, description=f"RLlib PPO vs {', '.join(args.opponents)}, {args.iterations} iterations"
     )
