@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 import envs
+from agents.base import Agent
 from envs.core.errors import ConfigError
 from training.cli import dataclass_parser
 
@@ -364,18 +365,15 @@ def export_policy(out: pathlib.Path, state: dict[str, Any], args: Args, config: 
     )
 
 
-class MaskedArgmaxAgent:
+class MaskedArgmaxAgent(Agent):
     """Plays a loaded policy network: the legal action with the highest logit.
 
-    A stand-in for the checkpoint index's policy agent, so a run can evaluate what it exported.
+    What a run evaluates its export with, before the policy is registered in the checkpoint index.
     """
 
-    def __init__(self, module: Any) -> None:
+    def __init__(self, module: Any, game_name: str = "") -> None:
+        super().__init__(game_name)
         self.module = module
-        self.seat = 0
-
-    def reset(self, seat: int, config: Any) -> None:
-        self.seat = seat
 
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
         import torch
