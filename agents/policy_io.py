@@ -52,6 +52,14 @@ def register_architecture(name: str, builder: Callable[..., Any]) -> None:
     ARCHITECTURES[name] = builder
 
 
+def build_architecture(name: str, **arch_kwargs: Any) -> Any:
+    """A fresh, untrained network of the registered architecture ``name`` (what ``load_policy`` fills)."""
+    _ensure_architectures()
+    if name not in ARCHITECTURES:
+        raise ValueError(f"architecture {name!r} is not registered; known: {sorted(ARCHITECTURES)}")
+    return ARCHITECTURES[name](**arch_kwargs)
+
+
 def _ensure_architectures() -> None:
     if "mlp" not in ARCHITECTURES:
         register_architecture("mlp", _build_mlp)

@@ -332,7 +332,7 @@ class HeuristicAgent(Agent):
         # (so the party walks round obstacles along a shortest path instead of settling between
         # two pulls), then by the sum of all pulls and pushes.
         goal, goal_worth = None, 0.0
-        for (v, tables, apart_first), (lead, line) in zip(others, other_sides):
+        for (v, tables, apart_first), (_lead, line) in zip(others, other_sides):
             if v > 0 and not apart_first:
                 worth = v * 0.75 ** max(0, min(t[here] for t in tables) - 1)
                 if worth > goal_worth:

@@ -84,8 +84,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="the human seats (several = hot seat, the keyboard passed between players; default: 0)")
     t.add_argument("--hint-agent", default=None, help="agent asked by 'hint' (default: the game's best heuristic)")
     t.add_argument("--save", default=None, help="where 'save' writes (default: <game>-session.json)")
-    t.add_argument("--resume", default=None, help="continue a game saved with 'save'; game, config and seats come from the file (default: a new game)")
-    t.add_argument("--record", default=None, help="write the game record (JSON) here when the game ends or on quit (default: not written)")
+    t.add_argument("--resume", default=None, help="continue a game saved with 'save'; game, config and seats come from the file "
+                   "(default: a new game)")
+    t.add_argument("--record", default=None, help="write the game record (JSON) here when the game ends or on quit "
+                   "(default: not written)")
 
     w = sub.add_parser("watch", help="watch agents play live")
     _add_game_options(w)
@@ -99,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--gif", default=None, help="write an animated GIF of the game here (default: none)")
     r.add_argument("--png", default=None, help="write a PNG of the final position here (default: none)")
     r.add_argument("--transcript", default=None, help="write the move list here (default: print it)")
-    r.add_argument("--max-frames", type=int, default=200, help="most frames in the GIF; a long game is thinned evenly (default: 200)")
+    r.add_argument("--max-frames", type=int, default=200, help="most frames in the GIF; a long game is thinned evenly "
+                   "(default: 200)")
     r.add_argument("--fps", type=float, default=4.0, help="GIF frames per second (default: 4)")
     r.add_argument("--scale", type=float, default=1.0, help="scale factor for the pictures (default: 1)")
 

@@ -46,7 +46,8 @@ class Picture:
 
     def to_dict(self) -> dict[str, Any]:
         return {"rows": self.rows, "cols": self.cols, "cells": [[c.to_dict() for c in row] for row in self.cells],
-                "walls": [list(w) for w in self.walls], "doors": [list(d) for d in self.doors], "lines": list(self.lines), "private": list(self.private),
+                "walls": [list(w) for w in self.walls], "doors": [list(d) for d in self.doors],
+                "lines": list(self.lines), "private": list(self.private),
                 "legend": self.legend}
 
 

@@ -23,9 +23,9 @@ sync_api = pytest.importorskip("playwright.sync_api")
 pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")
 
-from agents.records import Record, replay
-from play.views import picture
-from play.web import create_app
+from agents.records import Record, replay  # noqa: E402  (after the skip checks)
+from play.views import picture  # noqa: E402  (after the skip checks)
+from play.web import create_app  # noqa: E402  (after the skip checks)
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]
