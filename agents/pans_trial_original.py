@@ -77,7 +77,6 @@ from typing import Any
 
 import numpy as np
 
-import envs
 from agents.base import Agent
 from agents.registry import register
 from envs.pans_trial import rules as R
@@ -158,19 +157,12 @@ def _after(state: R.PansTrialState, action: int) -> R.PansTrialState:
 class OriginalExperiencedAgent(Agent):
     """The original's Experienced profile (see the module notes)."""
 
-    def reset(self, seat: int, game: Any) -> None:
-        """``game`` is the ``Game`` (or, from older runners, its config dict)."""
-        if isinstance(game, dict):
-            game = envs.make_game("pans_trial_v0", **game)
-        super().reset(seat, game.config)
-        self.game = game
-
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
         legal = np.flatnonzero(observation["action_mask"]).tolist()
         if len(legal) == 1:
             return legal[0]
-        if not hasattr(self, "game"):
-            self.reset(self.seat, self.config)
+        if self.game is None:
+            raise RuntimeError(f"{self.agent_id}: call reset(seat, game) before act()")
         state = self.game.state_from_view(view, random.Random(self.rng.random()))
         return self.decide(state, int(view["seat"]), legal)
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.registry import register
+from envs.core.game import Game
 from envs.wizard_arena.map import DIRECTIONS
 from envs.wizard_arena.rules import (
     ALLY_ACCEPT, ALLY_DECLINE, CHALLENGE, NO_CHALLENGE, REWARD_HEALTH, REWARD_SCORE, REWARD_STRENGTH, STAY,
@@ -114,8 +115,8 @@ class HeuristicAgent(Agent):
         #: partner -> (strengths, scores, number of sides) when our alliance was last declined
         self._declined_at: dict[int, tuple] = {}
 
-    def reset(self, seat: int, *args: Any, **kwargs: Any) -> None:
-        super().reset(seat, *args, **kwargs)
+    def reset(self, seat: int, game: Game) -> None:
+        super().reset(seat, game)
         self._declined_at = {}
 
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
