@@ -6,8 +6,9 @@ import random
 
 import numpy as np
 
-from envs.core import TERMINAL, Game, State, make_rng, rng_from_json, rng_to_json
+from envs.core import TERMINAL, Game, State
 from envs.core.env import make_env_factories
+from envs.core.fields import Field, Int, List, Optional, Record, Rng
 
 
 class NimState(State):
@@ -54,13 +55,33 @@ class NimState(State):
         other.winner = self.winner
         return other
 
-    def to_dict(self):
-        return {"rng": rng_to_json(self.rng), "heap": self.heap, "player": self.player,
-                "secret": self.secret, "winner": self.winner}
+    @classmethod
+    def deal(cls, game, rng):
+        return cls(game, rng, game.config["heap"], 0, [rng.randrange(6), rng.randrange(6)])
+
+    @classmethod
+    def saved_fields(cls, game):
+        return Record(
+            Field("rng", Rng()),
+            Field("heap", Int(0, game.config["heap"])),
+            Field("player", Int(0, 1)),
+            Field("secret", List(Int(0, 5), size=2)),
+            Field("winner", Optional(Int(0, 1))),
+        )
+
+    @classmethod
+    def from_fields(cls, game, values):
+        state = cls(game, values["rng"], values["heap"], values["player"], values["secret"])
+        state.winner = values["winner"]
+        return state
+
+    def check_invariants(self):
+        return [] if (self.heap == 0) == (self.winner is not None) else ["winner: set exactly when the heap is empty"]
 
 
 class NimGame(Game):
     name = "nim_v0"
+    state_class = NimState
     default_max_cycles = 50
 
     def __init__(self, **config):
@@ -75,16 +96,6 @@ class NimGame(Game):
         if not isinstance(heap, int) or heap < 1:
             raise self.config_error("heap", heap, "an integer >= 1")
         return {"heap": heap}
-
-    def new_initial_state(self, seed=None):
-        rng = make_rng(seed)
-        return NimState(self, rng, self.config["heap"], 0, [rng.randrange(6), rng.randrange(6)])
-
-    def state_from_dict(self, data):
-        s = NimState(self, rng_from_json(data["rng"]), int(data["heap"]), int(data["player"]),
-                     [int(x) for x in data["secret"]])
-        s.winner = data["winner"]
-        return s
 
     def state_from_view(self, view, rng):
         secret = [rng.randrange(6), rng.randrange(6)]
