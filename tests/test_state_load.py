@@ -12,7 +12,19 @@ import pytest
 
 import envs
 from envs.core import StateError
-from envs.core.fields import BitSet, Bool, Choice, Int, List, Optional, Record, Rng, Str, Tagged, Tuple
+from envs.core.fields import (
+    BitSet,
+    Bool,
+    Choice,
+    Int,
+    List,
+    Optional,
+    Record,
+    Rng,
+    Str,
+    Tagged,
+    Tuple,
+)
 from envs.core.fields import Field as F
 from envs.pans_trial import rules as PR
 
@@ -248,7 +260,7 @@ def test_restoring_a_finished_game_into_a_never_reset_env():
         assert all(env.terminations.values())
         assert [env.rewards[a] for a in env.possible_agents] == state.returns()
         for agent in env.agent_iter():
-            obs, reward, term, trunc, info = env.last()
+            obs, _reward, term, _trunc, _info = env.last()
             assert term and not obs["action_mask"].any()
             env.step(None)
         assert not env.agents

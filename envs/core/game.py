@@ -251,13 +251,13 @@ def action_id(action: Any, game: Game) -> int:
     otherwise IllegalActionError naming it. Range and legality are the caller's to check."""
     if type(action) is int:
         return action
-    if isinstance(action, np.ndarray) and action.ndim == 0:
-        action = action[()]
-    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
-        return int(action)
+    value = action[()] if isinstance(action, np.ndarray) and action.ndim == 0 else action
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    kind = type(action).__name__ + (f" of dtype {action.dtype}" if isinstance(action, np.ndarray) else "")
     raise IllegalActionError(
         f"{game.name}: an action must be an integer in [0, {game.num_actions}) (a Python or numpy "
-        f"integer, or a 0-d integer array); got {show(action)} of type {type(action).__name__}"
+        f"integer, or a 0-d integer array); got {show(action)} of type {kind}"
     )
 
 

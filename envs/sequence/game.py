@@ -92,7 +92,7 @@ class SequenceGame(Game):
         if not isinstance(layout, str) or layout not in ("printed", "generated"):
             raise self.config_error("layout", layout, "'printed' or 'generated'")
         cfg["layout"] = layout
-        cfg["layout_seed"] = self.int_option(config, "layout_seed", 0, 0, 2**63 - 1)
+        cfg["layout_seed"] = self.int_option(config, "layout_seed", 0, 0, 2**63 - 1, "an integer >= 0 (below 2**63)")
         return cfg
 
     # ------------------------------------------------------------------------------------------
