@@ -191,13 +191,13 @@ class Game(abc.ABC):
             raise StateError(f"saved state's config must be a dict, got {show(data['config'])}")
         if not _same_json(data["config"], self.config):
             diff = sorted(
-                k
+                str(k)
                 for k in set(data["config"]) | set(self.config)
-                if data["config"].get(k) != self.config.get(k)
+                if not _same_json(data["config"].get(k), self.config.get(k))
             )
             raise StateError(
-                f"saved state was made with a different config (keys differing: {diff}); "
-                f"saved {data['config']!r}, this game has {self.config!r}"
+                f"saved state was made with a different config (keys differing: {diff[:10]}); "
+                f"saved {show(data['config'])}, this game has {self.config!r}"
             )
         return self.load_state(data["state"])
 

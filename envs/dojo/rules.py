@@ -1032,6 +1032,9 @@ class DojoState(State):
             problems.append("med_guard: Meditazione protects exactly the seats that skip their next turn")
         if self.resume and not self.pending:
             problems.append(f"resume: {self.resume!r} waits for interruptions but none is pending")
+        placing = [x[1] for x in self.pending if x[0] == "place"]
+        if len(set(placing)) != len(placing):
+            problems.append(f"pending: a seat places its pawn twice ({placing})")
         for item in self.pending:
             q = item[1]
             if item[0] == "place" and self.pos[q] != -1:
@@ -1041,16 +1044,21 @@ class DojoState(State):
         if self.pending and not self.resume:
             problems.append("resume: interruptions are pending but nothing resumes after them")
         fighting = ph == "tecnica" and not self.pending
-        if not fighting and (self.k_kind or self.k_att != -1 or self.k_def != -1 or self.k_stage):
+        if not fighting and (self.k_kind or self.k_att != -1 or self.k_def != -1 or self.k_stage
+                             or self.k_dice != [0, 0] or self.k_played != [-1, -1] or self.k_wins != [0, 0]
+                             or self.k_from != -1 or self.k_uke):
             problems.append(f"k_kind: a Kumite in progress ({self.k_kind!r}) outside the Tecnica window")
+        examining = (ph == "target" and self.purpose == "exam") or (fighting and self.k_kind == "exam")
+        if self.exam_from != -1 and not examining:
+            problems.append("exam_from: a Final Exam entry square outside the Exam")
+        if ph != "setup" and self.setup_count != n:
+            problems.append(f"setup_count: {self.setup_count} pawns placed after the setup")
         if self.pending and ph != "setup":
             return problems
         if ph == "setup":
             if self.turn_index != -1 or self.setup_count >= n or p != (self.first_player + self.setup_count) % n:
                 problems.append(f"setup_count: {self.setup_count} pawns placed with seat {p} to place")
             return problems
-        if self.setup_count != n:
-            problems.append(f"setup_count: {self.setup_count} pawns placed after the setup")
         if ph not in ("tecnica", "keep") and p != tp and not self.pending:
             problems.append(f"actor: seat {p} acts in seat {tp}'s turn in phase {ph!r}")
         if self.pos[tp] < 0 and not any(x[0] == "place" and x[1] == tp for x in self.pending):

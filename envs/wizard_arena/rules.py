@@ -851,6 +851,19 @@ class ArenaState(State):
             problems.append("occupancy grid does not match the bots' positions")
         if not arena.passable[self.gary]:
             problems.append("Gary stands on an obstacle")
+        phase = self._phase
+        if phase == ALLY:
+            if self.ally is None or self.ally[0] != self.actor or self.ally[1] == self.actor \
+                    or self.ally[1] not in self.met:
+                problems.append(f"ally: pair {self.ally} is not the actor {self.actor} and a bot it just met")
+        elif self.ally is not None or self.ally_stage:
+            problems.append(f"ally: an alliance question {self.ally} outside the ally phase")
+        if self.turn != self.actor:
+            problems.append(f"turn: bot {self.turn}'s turn, but bot {self.actor} acts")
+        if phase == MOVE and (self.met or self.respawned):
+            problems.append("met: encounters or a respawn recorded before the actor has moved")
+        if len(set(self.met)) != len(self.met):
+            problems.append(f"met: a side is met twice ({self.met})")
         if self._phase != OVER:
             p = self.current_player()
             if not self.alive[p]:
