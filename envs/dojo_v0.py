@@ -71,13 +71,15 @@ keyword                        default  meaning
 =============================  =======  ==========================================================
 ``num_players``                4        2–8
 ``board_file``                 None     path of a board map (format: see ``envs/dojo/board.txt``),
-                                        validated on load; None = the standard board
+                                        validated on load; None = the standard board. It must be a
+                                        regular file of UTF-8 text, at most 64 KiB (a FIFO, a device,
+                                        a folder or binary data is refused with a ConfigError)
 ``short_game``                 False    everyone starts on 3 (Yellow); with 6+ players always
 ``exam_ties_to_defender``      False    a tied Final Exam goes to the defender (no Senshu)
 ``exam_best_of_three``         False    the Exam is best of three full Kumite bouts
 ``exam_defender_own_belt``     False    the Exam defender fights with its own belt, not Black
-``kiai_bonus``                 2        Kiai adds 2 (or 1)
-``failed_exam_cost``           3        stripes lost by a failed challenger (3, 1 or 0)
+``kiai_bonus``                 2        Kiai adds 2 (or 1): the integer 1 or 2
+``failed_exam_cost``           3        stripes lost by a failed challenger: the integer 3, 1 or 0
 ``fatica_on_stop_only``        False    a Fatica costs a stripe only when stopping on it
 ``kumite_first_round``         False    Kumite allowed from the first turn
 ``first_player_extra_stripe``  False    the first player starts one stripe up

@@ -75,8 +75,8 @@ Config keywords
 ---------------
 | keyword | default | meaning |
 |---|---|---|
-| ``damage_threshold`` | 25 | damage total at which a player loses |
-| ``first_player`` | 1 | seat that begins Traversing (the original: Player 2) |
+| ``damage_threshold`` | 25 | damage total at which a player loses, 1–60 (above, random games stop ending) |
+| ``first_player`` | 1 | seat that begins Traversing, 0 or 1 (the original: Player 2) |
 | ``draft`` | True | draft the 10/Q/K cards; False deals the same cards at random |
 | ``trump_order`` | ``["walls", "traps", "ballista", "weapons"]`` | Appeasing trump, strongest first |
 | ``max_cycles`` | 500 | (environment) truncation cap, in cycles of two actions |

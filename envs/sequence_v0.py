@@ -59,7 +59,7 @@ Config keywords
 ``sequences_to_win``   None         None = 2 for two teams, 1 for three; or 1–4
 ``dead_cards``         True         allow exchanging a dead card once per turn
 ``layout``             "printed"    "printed" (the commercial board) or "generated" (seeded, see RULES.md)
-``layout_seed``        0            seed of the generated layout; the same every episode
+``layout_seed``        0            seed of the generated layout (an integer >= 0); the same every episode
 ``max_cycles``         500          truncation cap (cycles of n actions)
 ``render_mode``        None         "ansi", "rgb_array" or "human" (text to stdout)
 =====================  ===========  =====================================================================

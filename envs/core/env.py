@@ -18,8 +18,20 @@ Behaviour shared by every game
   ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``), implemented natively for speed apart
   from the order-enforcing layer: an illegal move ends the game with −1 for the offender and 0 for
   everyone else, and ``infos[agent]["illegal_action"]`` says what happened.
-* ``reset(seed=s)`` is reproducible; ``unwrapped.save_state()`` returns a JSON-compatible dict and
-  ``reset(options={"state": saved})`` continues from it exactly. Other option keys are ignored.
+* ``reset(seed=s)`` is reproducible (``s`` an integer >= 0: a negative seed is refused, since it
+  would replay the game of ``-s``); ``unwrapped.save_state()`` returns a JSON-compatible dict and
+  ``reset(options={"state": saved})`` continues from it exactly, into any environment of the same
+  game and config, reset before or not. Other option keys are ignored. The save records the step
+  count and the ``max_cycles`` it was made under; on restore the step count carries over but **the
+  restoring environment's own** ``max_cycles`` **wins** (a cap is a property of the environment a
+  user built, like its render mode; the saved value is only checked to be an integer >= 1). So an
+  episode saved after 30 actions and restored into ``raw_env(max_cycles=10)`` of a two-seat game is
+  truncated at once (30 >= 10 x 2).
+* Actions are Python or numpy integers, or 0-d integer arrays; anything else (a float, even
+  ``1.0``, a string, bytes, a bool, a ``Decimal``) raises :class:`~envs.core.errors.IllegalActionError`
+  naming it, in ``raw_env`` and ``env`` alike, as does an id outside ``Discrete(num_actions)``.
+* ``step``, ``last``, ``observe``, ``save_state``, ``player_view`` and ``render`` before the first
+  ``reset()`` raise a ``RuntimeError`` that says to call ``reset()`` first.
 
 Public accessors for tools (runners, self-play, front ends) on the unwrapped environment:
 ``game`` (the configured :class:`~envs.core.game.Game`), ``engine_state`` (the full state: never
@@ -39,7 +51,8 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from envs.core.errors import ConfigError, IllegalActionError, StateError
-from envs.core.game import Game, State
+from envs.core.fields import MAX_COUNT, show
+from envs.core.game import Game, State, action_id
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
 ILLEGAL_MODES = ("raise", "penalize")
@@ -120,6 +133,7 @@ class TabletopEnv(AECEnv):
         else:
             self._state = self.game.new_initial_state(seed)
             self._steps = 0
+        self.agent_selection = self.possible_agents[0]  # replaced by _advance (a finished save too)
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -131,27 +145,20 @@ class TabletopEnv(AECEnv):
         self._advance()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        obs = self._state.seat_observation(self._seat[agent])
+        state = self._reset_state("observe")
+        obs = state.seat_observation(self._seat[agent])
         if self.truncations.get(agent, False) or self.terminations.get(agent, False):
             obs["action_mask"] = self._zero_mask.copy()
         return obs
 
     def step(self, action: Any) -> None:
+        state = self._reset_state("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self._state
         num_actions = self.game.num_actions
-        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
-            try:
-                if isinstance(action, bool) or np.ndim(action) != 0:
-                    raise TypeError
-                action = int(action)  # numpy 0-d arrays and the like
-            except (TypeError, ValueError):
-                raise IllegalActionError(
-                    f"{self.game.name}: {agent} must act with an integer in [0, {num_actions}), got {action!r}"
-                ) from None
+        action = action_id(action, self.game)
         if not 0 <= action < num_actions:
             # AssertOutOfBoundsWrapper semantics: out of the space is a programming error.
             raise IllegalActionError(
@@ -166,14 +173,17 @@ class TabletopEnv(AECEnv):
         self._steps += 1
         self._advance()
 
+    def last(self, observe: bool = True) -> tuple:
+        self._reset_state("last")
+        return super().last(observe)
+
     def render(self) -> Any:
         if self.render_mode is None:
             import gymnasium
 
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
-        if self._state is None:
-            raise RuntimeError("render() called before reset()")
+        self._reset_state("render")
         if self.render_mode == "rgb_array":
             return self.game.render_rgb(self._state)
         text = self.game.render_text(self._state)
@@ -189,11 +199,11 @@ class TabletopEnv(AECEnv):
     # Extras shared by all games
     def player_view(self, agent: str) -> dict[str, Any]:
         """JSON-compatible dict of everything ``agent`` may know (the agents' ``view`` argument)."""
-        return self._state.player_view(self._seat[agent])
+        return self._reset_state("player_view").player_view(self._seat[agent])
 
     def save_state(self) -> dict[str, Any]:
         """JSON-compatible save of the game and the episode counters; see ``reset(options=...)``."""
-        data = self.game.save(self._state)
+        data = self.game.save(self._reset_state("save_state"))
         data["env"] = {"steps": self._steps, "max_cycles": self.max_cycles}
         return data
 
@@ -235,14 +245,26 @@ class TabletopEnv(AECEnv):
         return self.possible_agents[seat]
 
     # ------------------------------------------------------------------------------------------
+    def _reset_state(self, what: str) -> State:
+        """The current state, or a clear error when the environment was never reset."""
+        state = self._state
+        if state is None:
+            raise RuntimeError(f"{self.game.name}: call reset() before {what}()")
+        return state
+
     def _restore(self, saved: Any) -> None:
         state = self.game.load(saved)
         env_part = saved.get("env", {"steps": 0})
-        if not isinstance(env_part, dict):
-            raise StateError(f"saved state's 'env' part must be a dict, got {env_part!r}")
+        if not isinstance(env_part, dict) or not set(env_part) <= {"steps", "max_cycles"}:
+            raise StateError(f"saved state's 'env' part must be a dict with 'steps' and 'max_cycles', "
+                             f"got {show(env_part)}")
         steps = env_part.get("steps", 0)
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-            raise StateError(f"saved state's env.steps must be an integer >= 0, got {steps!r}")
+        if type(steps) is not int or not 0 <= steps <= MAX_COUNT:
+            raise StateError(f"saved state's env.steps must be an integer in [0, {MAX_COUNT}], got {show(steps)}")
+        cycles = env_part.get("max_cycles", 1)
+        if type(cycles) is not int or not 1 <= cycles <= MAX_COUNT:
+            raise StateError(f"saved state's env.max_cycles must be an integer in [1, {MAX_COUNT}], "
+                             f"got {show(cycles)} (it is recorded only: this environment's own max_cycles applies)")
         self._state = state
         self._steps = steps
 

@@ -27,6 +27,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from envs.core.errors import ConfigError, IllegalActionError, StateError
+from envs.core.fields import Record, show
+from envs.core.rng import make_rng
 
 TERMINAL = -1
 """``State.current_player()`` once the game is over."""
@@ -45,6 +47,10 @@ class Game(abc.ABC):
     Every fact about a game is declared here, once: the generic tests, the benchmarks, the agents
     and the tools read these attributes and nothing else (no module globals, no ``getattr``
     defaults). A game with teams sets ``num_teams`` in ``__init__`` and overrides :meth:`team_of`.
+
+    States are made in two ways only, both provided here: :meth:`new_initial_state` deals a fresh
+    game (``state_class.deal``) and :meth:`load_state` loads a saved one (the fields that
+    ``state_class.saved_fields`` declares, then the game's invariants).
     """
 
     #: Module name of the environment, e.g. ``"sequence_v0"``.
@@ -74,6 +80,9 @@ class Game(abc.ABC):
     fuzz_max_actions: ClassVar[int] = 3000
     fuzz_may_not_finish: ClassVar[bool] = False
 
+    #: The game's :class:`State` subclass (dealt by :meth:`new_initial_state`, loaded by :meth:`load_state`).
+    state_class: ClassVar[type[State]]
+
     num_players: int
     num_actions: int
     observation_shape: tuple[int, ...]
@@ -86,14 +95,6 @@ class Game(abc.ABC):
     @abc.abstractmethod
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
         """Return the complete config (defaults filled in); raise ConfigError on a bad keyword."""
-
-    @abc.abstractmethod
-    def new_initial_state(self, seed: int | None = None) -> State:
-        """A fresh game whose every random draw comes from ``seed``."""
-
-    @abc.abstractmethod
-    def state_from_dict(self, data: dict[str, Any]) -> State:
-        """Rebuild a state from the ``"state"`` part of a save; may raise KeyError/TypeError."""
 
     @abc.abstractmethod
     def state_from_view(self, view: dict[str, Any], rng: random.Random) -> State:
@@ -161,6 +162,47 @@ class Game(abc.ABC):
                 f"{self.name}: no action is named {text!r}; names look like: {examples}, ..."
             ) from None
 
+    def new_initial_state(self, seed: int | None = None) -> State:
+        """A fresh game whose every random draw comes from ``seed`` (an integer >= 0, or None for
+        a seed drawn from the operating system)."""
+        return self.state_class.deal(self, make_rng(seed))
+
+    @property
+    def saved_fields(self) -> Record:
+        """The declaration of this game's saved state (built once per configured game)."""
+        spec = self.__dict__.get("_saved_fields")
+        if spec is None:
+            spec = self.__dict__["_saved_fields"] = self.state_class.saved_fields(self)
+        return spec
+
+    def load_state(self, data: Any) -> State:
+        """The one way to load a state: the ``"state"`` part of a save, or a full dict built by a
+        tool (``state_from_view``). Every declared field is checked (type, range, size), then the
+        game's invariants and the contract (a game that is not over has a seat to act and a legal
+        action). Anything else raises :class:`StateError` naming the field."""
+        values = self.saved_fields.load(data, "state")
+        try:
+            state = self.state_class.from_fields(self, values)
+            problems = state.check_invariants()
+            if not problems:
+                mask = state.legal_mask()
+                if state.is_terminal():
+                    if mask.any():
+                        problems.append("the game is over but actions are legal")
+                elif not 0 <= state.current_player() < self.num_players:
+                    problems.append(f"the seat to act, {state.current_player()}, does not exist")
+                elif not mask.any():
+                    problems.append(f"the game goes on but no action is legal (phase {state.phase!r})")
+        except StateError:
+            raise
+        except (LookupError, TypeError, ValueError, ArithmeticError) as exc:
+            raise StateError(
+                f"saved state for {self.name} is inconsistent: {type(exc).__name__}: {exc}"
+            ) from exc
+        if problems:
+            raise StateError(f"saved state for {self.name} is inconsistent: {'; '.join(problems)}")
+        return state
+
     def save(self, state: State) -> dict[str, Any]:
         """A JSON-compatible dict holding everything needed to continue ``state`` exactly."""
         return {
@@ -179,42 +221,51 @@ class Game(abc.ABC):
         if missing:
             raise StateError(f"saved state is missing the keys {missing}")
         if data["format"] != SAVE_FORMAT:
-            raise StateError(f"saved state has format {data['format']!r}, expected {SAVE_FORMAT!r}")
+            raise StateError(f"saved state has format {show(data['format'])}, expected {SAVE_FORMAT!r}")
         if data["game"] != self.name:
             raise StateError(
-                f"saved state belongs to game {data['game']!r}, but this is {self.name!r}"
+                f"saved state belongs to game {show(data['game'])}, but this is {self.name!r}"
             )
-        if data["version"] != self.version:
+        if type(data["version"]) is not int or data["version"] != self.version:
             raise StateError(
-                f"saved state is version {data['version']!r} of {self.name}; "
+                f"saved state is version {show(data['version'])} of {self.name}; "
                 f"this engine reads version {self.version}"
             )
-        if data["config"] != self.config:
+        if not isinstance(data["config"], dict):
+            raise StateError(f"saved state's config must be a dict, got {show(data['config'])}")
+        if not _same_json(data["config"], self.config):
             diff = sorted(
-                k
+                str(k)
                 for k in set(data["config"]) | set(self.config)
-                if data["config"].get(k) != self.config.get(k)
+                if not _same_json(data["config"].get(k), self.config.get(k))
             )
             raise StateError(
-                f"saved state was made with a different config (keys differing: {diff}); "
-                f"saved {data['config']!r}, this game has {self.config!r}"
+                f"saved state was made with a different config (keys differing: {diff[:10]}); "
+                f"saved {show(data['config'])}, this game has {self.config!r}"
             )
-        try:
-            state = self.state_from_dict(data["state"])
-        except StateError:
-            raise
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-            raise StateError(
-                f"corrupt saved state for {self.name}: {type(exc).__name__}: {exc}"
-            ) from exc
-        problems = state.check_invariants()
-        if problems:
-            raise StateError(f"saved state for {self.name} is inconsistent: {'; '.join(problems)}")
-        return state
+        return self.load_state(data["state"])
 
     def config_error(self, key: str, value: Any, allowed: str) -> ConfigError:
         """Helper: a ConfigError saying what was wrong and what is allowed."""
         return ConfigError(f"{self.name}: {key}={value!r} is not allowed; {key} must be {allowed}")
+
+    def int_option(self, config: dict[str, Any], key: str, default: int | None, lo: int, hi: int,
+                   allowed: str | None = None) -> int:
+        """``config[key]`` (or ``default``) as a Python int in ``[lo, hi]``. Python and numpy
+        integers are accepted (numpy ones become ``int``, so the config stays JSON-compatible);
+        bools, floats (even ``2.0``) and strings are refused with a ConfigError naming the range."""
+        value = config.get(key, default)
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+                or not lo <= value <= hi:
+            raise self.config_error(key, value, allowed or f"an integer from {lo} to {hi}")
+        return int(value)
+
+    def bool_option(self, config: dict[str, Any], key: str, default: bool) -> bool:
+        """``config[key]`` (or ``default``) as True or False; anything else is a ConfigError."""
+        value = config.get(key, default)
+        if value is not True and value is not False:
+            raise self.config_error(key, value, "True or False")
+        return value
 
     def reject_unknown(self, config: dict[str, Any], known: set[str] | list[str]) -> None:
         unknown = sorted(set(config) - set(known))
@@ -226,6 +277,32 @@ class Game(abc.ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.config.items())
         return f"{type(self).__name__}({args})"
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equality of JSON values where types count (``True`` is not ``1``, ``2.0`` is not ``2``)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def action_id(action: Any, game: Game) -> int:
+    """``action`` as a Python int if it is a Python or numpy integer (or a 0-d integer array);
+    otherwise IllegalActionError naming it. Range and legality are the caller's to check."""
+    if type(action) is int:
+        return action
+    value = action[()] if isinstance(action, np.ndarray) and action.ndim == 0 else action
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    kind = type(action).__name__ + (f" of dtype {action.dtype}" if isinstance(action, np.ndarray) else "")
+    raise IllegalActionError(
+        f"{game.name}: an action must be an integer in [0, {game.num_actions}) (a Python or numpy "
+        f"integer, or a 0-d integer array); got {show(action)} of type {kind}"
+    )
 
 
 class State(abc.ABC):
@@ -274,9 +351,35 @@ class State(abc.ABC):
     @abc.abstractmethod
     def clone(self) -> State: ...
 
+    @classmethod
     @abc.abstractmethod
+    def deal(cls, game: Game, rng: random.Random) -> State:
+        """A fresh game of ``game`` whose every random draw comes from ``rng`` (the state keeps it)."""
+
+    @classmethod
+    @abc.abstractmethod
+    def saved_fields(cls, game: Game) -> Record:
+        """The saved state's declaration for ``game``'s configuration: every field with its type,
+        range or size and nesting (see :mod:`envs.core.fields`). Saving, loading and the field
+        checks follow from it; the game's invariants live in :meth:`check_invariants`."""
+
+    @classmethod
+    def from_fields(cls, game: Game, values: dict[str, Any]) -> State:
+        """Build a state from checked field values (``saved_fields(game).load``): a fresh
+        ``cls(game)`` with every field's attribute set, then :meth:`after_load`. A game whose
+        constructor needs more overrides this; nothing here validates (the caller did)."""
+        state = cls(game)  # type: ignore[call-arg]
+        for field in game.saved_fields:
+            setattr(state, field.attr, values[field.name])
+        state.after_load()
+        return state
+
+    def after_load(self) -> None:  # noqa: B027 - an optional hook, empty by default
+        """Rebuild what is derived from the saved fields (numpy mirrors, caches). Default: nothing."""
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-compatible dict of the whole state, RNG included."""
+        """JSON-compatible dict of the whole state, RNG included (the declared fields, in order)."""
+        return self.game.saved_fields.dump(self)
 
     # ----------------------------------------------------------------------------------------
     # Optional hooks
@@ -333,18 +436,16 @@ class State(abc.ABC):
         return {"observation": game.observe(self, seat), "action_mask": mask}
 
     def apply_action(self, action: int) -> None:
-        """Apply ``action`` for the current player, or raise IllegalActionError explaining why not."""
+        """Apply ``action`` for the current player, or raise IllegalActionError explaining why not.
+
+        ``action`` is a Python or numpy integer, or a 0-d numpy integer array; anything else (a
+        float, a string, bytes, a bool, a Decimal) is refused rather than converted."""
+        action = action_id(action, self.game)
         mask = self.legal_mask()
-        try:
-            ok = 0 <= action < len(mask) and bool(mask[action])
-        except TypeError:
-            raise IllegalActionError(
-                f"{self.game.name}: action must be an integer in [0, {len(mask)}), got {action!r}"
-            ) from None
-        if not ok:
+        if not (0 <= action < len(mask) and mask[action]):
             raise self._illegal(action)
         self._mask = None
-        self._apply(int(action))
+        self._apply(action)
 
     def _illegal(self, action: Any) -> IllegalActionError:
         game = self.game

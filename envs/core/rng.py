@@ -10,16 +10,23 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from envs.core.errors import StateError
+import numpy as np
+
+from envs.core.fields import Rng
 
 
 def make_rng(seed: int | None) -> random.Random:
-    """Return a generator for ``seed``; ``None`` draws a fresh seed from the operating system."""
+    """Return a generator for ``seed``, an integer >= 0 (Python or numpy); ``None`` draws a fresh
+    seed from the operating system. A negative seed is refused: Python's generator would play the
+    same game as its absolute value."""
     if seed is None:
         seed = random.SystemRandom().randrange(2**63)
-    if not isinstance(seed, (int,)) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int or None, got {seed!r}")
-    return random.Random(seed)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an integer >= 0 or None, got {seed!r} of type {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed must be an integer >= 0 or None, got {seed} (a negative seed would "
+                         f"repeat the game of seed {-seed})")
+    return random.Random(int(seed))
 
 
 def rng_to_json(rng: random.Random) -> list[Any]:
@@ -28,15 +35,6 @@ def rng_to_json(rng: random.Random) -> list[Any]:
     return [version, list(internal), gauss_next]
 
 
-def rng_from_json(data: Any) -> random.Random:
+def rng_from_json(data: Any, where: str = "rng") -> random.Random:
     """Rebuild a generator saved by :func:`rng_to_json`; raises :class:`StateError` if corrupt."""
-    try:
-        version, internal, gauss_next = data
-        internal = tuple(int(x) for x in internal)
-        if len(internal) != 625:
-            raise ValueError(f"expected 625 state words, got {len(internal)}")
-        rng = random.Random()
-        rng.setstate((int(version), internal, gauss_next))
-    except (TypeError, ValueError) as exc:
-        raise StateError(f"corrupt RNG state in saved game: {exc}") from exc
-    return rng
+    return Rng().load(data, where)

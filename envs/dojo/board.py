@@ -12,7 +12,9 @@ Pure standard library; imported by the rules engine.
 
 from __future__ import annotations
 
+import os
 import pathlib
+import stat
 
 SIZE = 16
 NUM_SQUARES = SIZE * SIZE
@@ -352,6 +354,38 @@ def symmetry_problems(board: Board) -> list[str]:
     return problems
 
 
+#: Largest board file read, in bytes (the standard board is about 2 KB).
+MAX_BOARD_BYTES = 64 * 1024
+
+
+def read_board_text(path: pathlib.Path) -> str:
+    """The text of a board file: a regular file (not a FIFO, device or folder, which could block
+    or never end) of at most ``MAX_BOARD_BYTES`` bytes of UTF-8 text; else BoardError saying why."""
+    try:
+        # Opened without blocking (a FIFO would wait for a writer), then checked on the open file.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise BoardError(f"board file {str(path)!r} is not a regular file")
+            if info.st_size > MAX_BOARD_BYTES:
+                raise BoardError(f"board file {str(path)!r} has {info.st_size} bytes; at most "
+                                 f"{MAX_BOARD_BYTES} are read")
+            data = fh.read(MAX_BOARD_BYTES + 1)
+    except OSError as exc:
+        raise BoardError(f"board file {str(path)!r} cannot be read: {exc}") from exc
+    if len(data) > MAX_BOARD_BYTES:
+        raise BoardError(f"board file {str(path)!r} is longer than {MAX_BOARD_BYTES} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BoardError(f"board file {str(path)!r} is not UTF-8 text (byte {exc.start}); "
+                         "a board is a text drawing") from None
+    if "\x00" in text:
+        raise BoardError(f"board file {str(path)!r} holds NUL bytes; a board is a text drawing")
+    return text
+
+
 def load_board(path: str | pathlib.Path | None = None, symmetric: bool | None = None) -> Board:
     """Read, parse and validate a board file (the standard board when ``path`` is None).
 
@@ -361,10 +395,7 @@ def load_board(path: str | pathlib.Path | None = None, symmetric: bool | None = 
     p = DEFAULT_BOARD_PATH if path is None else pathlib.Path(path)
     if symmetric is None:
         symmetric = path is None
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise BoardError(f"board file {str(p)!r} cannot be read: {exc}") from exc
+    text = read_board_text(p)
     board = parse_board(text, source=str(p))
     problems = validate_board(board, symmetric=symmetric)
     if problems:

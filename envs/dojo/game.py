@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from envs.core import Game, make_rng, rng_from_json
+from envs.core import Game, StateError, rng_to_json
 from envs.dojo.board import (
     DIR_NAMES, KINDS, NUM_SQUARES, SIZE, BoardError, load_board, rc,
 )
@@ -71,6 +71,7 @@ class DojoGame(Game):
     """Il Labirinto del Dojo, 2-8 players (see ``envs/dojo_v0.py`` for the documentation)."""
 
     name = "dojo_v0"
+    state_class = DojoState
     version = 0
     reward_range = (-1.0, 1.0)
     default_max_cycles = 1000
@@ -141,18 +142,15 @@ class DojoGame(Game):
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
         self.reject_unknown(config, set(DEFAULTS))
         out = dict(DEFAULTS)
-        out.update(config)
-        n = out["num_players"]
-        if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 8:
-            raise self.config_error("num_players", n, "an integer from 2 to 8")
+        out["num_players"] = self.int_option(config, "num_players", 4, 2, MAX_SEATS)
         for key in BOOL_SWITCHES:
-            if not isinstance(out[key], bool):
-                raise self.config_error(key, out[key], "True or False")
-        if out["kiai_bonus"] not in (1, 2) or isinstance(out["kiai_bonus"], bool):
-            raise self.config_error("kiai_bonus", out["kiai_bonus"], "1 or 2")
-        if out["failed_exam_cost"] not in (0, 1, 3) or isinstance(out["failed_exam_cost"], bool):
-            raise self.config_error("failed_exam_cost", out["failed_exam_cost"], "0, 1 or 3")
-        bf = out["board_file"]
+            out[key] = self.bool_option(config, key, False)
+        out["kiai_bonus"] = self.int_option(config, "kiai_bonus", 2, 1, 2, "1 or 2")
+        cost = self.int_option(config, "failed_exam_cost", 3, 0, 3, "0, 1 or 3")
+        if cost not in (0, 1, 3):
+            raise self.config_error("failed_exam_cost", cost, "0, 1 or 3")
+        out["failed_exam_cost"] = cost
+        bf = config.get("board_file")
         if bf is not None:
             if not isinstance(bf, str):
                 raise self.config_error("board_file", bf, "None (the standard board) or a path string")
@@ -160,20 +158,8 @@ class DojoGame(Game):
                 _board_for(bf)
             except BoardError as exc:
                 raise self.config_error("board_file", bf, f"a valid board file ({exc})") from None
+        out["board_file"] = bf
         return out
-
-    # ------------------------------------------------------------------------------------------
-    def new_initial_state(self, seed: int | None = None) -> DojoState:
-        state = DojoState(self)
-        state.setup_new(make_rng(seed))
-        return state
-
-    def state_from_dict(self, data: dict[str, Any]) -> DojoState:
-        if not isinstance(data, dict):
-            raise TypeError("state must be a dict")
-        state = DojoState(self)
-        state.load_dict(data, rng_from_json(data["rng"]))
-        return state
 
     def state_from_view(self, view: dict[str, Any], rng: random.Random) -> DojoState:
         seat = view["seat"]
@@ -198,16 +184,16 @@ class DojoGame(Game):
             pool[k] = 0
         deck = tec + [k for k in range(NUM_KINDS) if not IS_TECNICA[k] for _ in range(pool[k])]
         if len(deck) != view["deck"]:
-            raise ValueError(f"view is inconsistent: {len(deck)} unknown cards for a deck of {view['deck']}")
+            raise StateError(f"view is inconsistent: {len(deck)} unknown cards for a deck of {view['deck']}")
         rng.shuffle(deck)
         data = dict(view)
+        del data["seat"]
         data["deck"] = deck
         data["hands"] = hands
         data["discard"] = discard
         data["dice_script"] = []
-        state = DojoState(self)
-        state.load_dict(data, random.Random(rng.getrandbits(64)))
-        return state
+        data["rng"] = rng_to_json(random.Random(rng.getrandbits(64)))
+        return self.load_state(data)
 
     # ------------------------------------------------------------------------------------------
     # observation

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from envs.core import TERMINAL, State, rng_to_json
+from envs.core import TERMINAL, State
+from envs.core.fields import MAX_COUNT, BitSet, Bool, Choice, Field, Int, List, Record, Rng, Tagged, Tuple
 from envs.dojo.board import FATICA, NEBBIA, PASSO_FALSO, SFIDA, TUNNEL, ALLENAMENTO, Board
 from envs.dojo.cards import (
     CARD_COUNTS, COLPO, DECK_SIZE, INTENSIVO, IRIMI, IS_TECNICA, KAESHI, KIAI, MEDITAZIONE,
@@ -53,6 +54,10 @@ PHASES = ("setup", "move", "tecnica", "keep", "tunnel", "target", "segreto", "pl
 PHASE_INDEX = {p: i for i, p in enumerate(PHASES)}
 KUMITE_KINDS = ("move", "tunnel", "sfida", "exam")
 TARGET_PURPOSES = ("sfida", "irimi", "exam")
+#: Steps that continue the main flow once the pending interruptions are answered.
+RESUME_STEPS = ("", "_end_turn", "_after_fight_on_square", "_after_teleport_fight")
+MAX_DICE_SCRIPT = 64
+MAX_ROLL = 12
 
 
 def belt_of(track: int) -> int:
@@ -198,7 +203,14 @@ class DojoState(State):
         #: Scratch space of the observation encoder (derived data only; never saved or compared).
         self.obs_cache: Any = None
 
-    def setup_new(self, rng: random.Random) -> None:
+    @classmethod
+    def deal(cls, game, rng: random.Random) -> DojoState:
+        """A fresh game: shuffled deck, random first player, everyone still to place a pawn."""
+        state = cls(game)
+        state._setup(rng)
+        return state
+
+    def _setup(self, rng: random.Random) -> None:
         cfg = self.game.config
         n = self.n
         self.rng = rng
@@ -901,22 +913,63 @@ class DojoState(State):
         other.obs_cache = self.obs_cache  # keyed by copies of what it was built from: safe to share
         return other
 
-    def _public_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {}
-        for f in self._LIST_FIELDS:
-            d[f] = list(getattr(self, f))
-        for f in self._SCALAR_FIELDS:
-            d[f] = getattr(self, f)
-        d["mv_visited"] = hex(self.mv_visited)
-        d["hands"] = [list(h) for h in self.hands]
-        d["pending"] = [[x[0], x[1], hex(x[2])] if x[0] == "settle" else list(x) for x in self.pending]
-        d["stats"] = dict(self.stats)
-        return d
+    @classmethod
+    def saved_fields(cls, game) -> Record:
+        n, squares = game.num_players, len(game.board.dojo)
+        seat, seat_or_none = Int(0, n - 1), Int(-1, n - 1)
+        square_or_none = Int(-1, squares - 1)
+        card = Int(0, NUM_KINDS - 1)
+        pile = List(card, max_len=DECK_SIZE)
+        count = Int(0, MAX_COUNT)
+        return Record(
+            Field("pos", List(square_or_none, size=n), doc="pawn squares, -1 off the board"),
+            Field("track", List(Int(0, TRACK_MAX), size=n)),
+            Field("deck", pile, doc="the Nebbia deck, top card last"),
+            Field("discard", pile),
+            Field("discard_owner", List(seat_or_none, max_len=DECK_SIZE),
+                  doc="per discard, the seat that discarded it face down, -1 face up"),
+            Field("med_skip", List(Bool(), size=n)),
+            Field("med_guard", List(Bool(), size=n)),
+            Field("mv_queue", List(seat, max_len=n - 1), doc="seats still to fight on this square"),
+            Field("k_dice", List(Int(0, 6), size=2)),
+            Field("k_played", List(Int(-1, NUM_KINDS - 1), size=2)),
+            Field("k_wins", List(Int(0, 2), size=2)),
+            Field("dice_script", List(Int(1, 6), max_len=MAX_DICE_SCRIPT), doc="scripted dice (tests)"),
+            Field("first_player", seat),
+            Field("turn_player", seat),
+            Field("turn_index", Int(-1, MAX_COUNT)),
+            Field("main_phase", Choice(PHASES)),
+            Field("actor", seat_or_none),
+            Field("setup_count", Int(0, n)),
+            Field("roll", Int(0, MAX_ROLL)),
+            Field("mv_start", square_or_none),
+            Field("mv_visited", BitSet(squares), doc="squares walked this move"),
+            Field("mv_steps", Int(0, MAX_ROLL)),
+            Field("mv_prev", square_or_none),
+            Field("mv_extra", Bool()),
+            Field("k_att", seat_or_none),
+            Field("k_def", seat_or_none),
+            Field("k_kind", Choice(("",) + KUMITE_KINDS)),
+            Field("k_stage", Int(0, 2)),
+            Field("k_from", square_or_none),
+            Field("k_uke", Bool()),
+            Field("exam_from", square_or_none),
+            Field("purpose", Choice(("",) + TARGET_PURPOSES)),
+            Field("resume", Choice(RESUME_STEPS)),
+            Field("winner", seat_or_none),
+            Field("last_card", Int(-2, NUM_KINDS - 1), doc="-1 none, -2 a Tecnica (which one is secret)"),
+            Field("hands", List(List(card, max_len=2), size=n)),
+            Field("pending", List(Tagged({"place": Tuple(seat), "settle": Tuple(seat, BitSet(squares))}),
+                                  max_len=2 * n + 2)),
+            Field("stats", Record(*(Field(k, count) for k in ("exam_attempts", "kumite", "cards", "turns")))),
+            Field("rng", Rng()),
+        )
 
-    def to_dict(self) -> dict[str, Any]:
-        d = self._public_dict()
-        d["rng"] = rng_to_json(self.rng)
-        return d
+    def after_load(self) -> None:
+        self.mv_squares = [x for x in range(len(self.game.board.dojo)) if self.mv_visited >> x & 1]
+
+    def _public_dict(self) -> dict[str, Any]:
+        return self.game.saved_fields.dump(self, skip=("rng",))
 
     def player_view(self, player: int) -> dict[str, Any]:
         """Everything seat ``player`` may know: the save dict with hidden parts masked.
@@ -933,58 +986,6 @@ class DojoState(State):
         d["seat"] = player
         return d
 
-    def load_dict(self, d: dict[str, Any], rng: random.Random) -> None:
-        n = self.n
-        self.rng = rng
-        ints = lambda xs: [int(x) for x in xs]  # noqa: E731
-        bools = lambda xs: [bool(x) for x in xs]  # noqa: E731
-        self.pos = ints(d["pos"])
-        self.track = ints(d["track"])
-        self.deck = ints(d["deck"])
-        self.discard = ints(d["discard"])
-        self.discard_owner = ints(d["discard_owner"])
-        self.med_skip = bools(d["med_skip"])
-        self.med_guard = bools(d["med_guard"])
-        self.mv_queue = ints(d["mv_queue"])
-        self.k_dice = ints(d["k_dice"])
-        self.k_played = ints(d["k_played"])
-        self.k_wins = ints(d["k_wins"])
-        self.dice_script = ints(d["dice_script"])
-        self.hands = [ints(h) for h in d["hands"]]
-        for name in ("pos", "track", "med_skip", "med_guard", "hands"):
-            if len(getattr(self, name)) != n:
-                raise ValueError(f"{name} must have {n} entries")
-        for f in ("first_player", "turn_player", "turn_index", "actor", "setup_count", "roll", "mv_start",
-                  "mv_steps", "mv_prev", "k_att", "k_def", "k_stage", "k_from", "exam_from", "winner",
-                  "last_card"):
-            v = d[f]
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise TypeError(f"{f} must be an integer, got {v!r}")
-            setattr(self, f, v)
-        self.mv_visited = int(d["mv_visited"], 16)
-        self.mv_squares = [x for x in range(len(self.game.board.dojo)) if self.mv_visited >> x & 1]
-        self.mv_extra = bool(d["mv_extra"])
-        self.k_uke = bool(d["k_uke"])
-        for f, allowed in (("main_phase", PHASES), ("k_kind", ("",) + KUMITE_KINDS),
-                           ("purpose", ("",) + TARGET_PURPOSES)):
-            if d[f] not in allowed:
-                raise ValueError(f"{f} must be one of {allowed}, got {d[f]!r}")
-            setattr(self, f, d[f])
-        resume = d["resume"]
-        if resume not in ("", "_end_turn", "_after_fight_on_square", "_after_teleport_fight"):
-            raise ValueError(f"resume {resume!r} is not a known continuation")
-        self.resume = resume
-        pending = []
-        for x in d["pending"]:
-            if x[0] == "place" and len(x) == 2:
-                pending.append(["place", int(x[1])])
-            elif x[0] == "settle" and len(x) == 3:
-                pending.append(["settle", int(x[1]), int(x[2], 16)])
-            else:
-                raise ValueError(f"bad pending entry {x!r}")
-        self.pending = pending
-        self.stats = {k: int(v) for k, v in d["stats"].items()}
-
     def check_invariants(self) -> list[str]:
         problems = []
         n = self.n
@@ -995,7 +996,8 @@ class DojoState(State):
                 continue
             counts[c] += 1
         if tuple(counts) != CARD_COUNTS:
-            problems.append(f"cards not conserved: counts by kind {counts}, expected {list(CARD_COUNTS)}")
+            problems.append(f"cards not conserved across deck, discard and hands: counts by kind {counts}, "
+                            f"expected {list(CARD_COUNTS)}")
         if len(self.discard) != len(self.discard_owner):
             problems.append("discard and discard_owner differ in length")
         keeping = self.main_phase == "keep" and not self.pending and self.winner < 0
@@ -1033,6 +1035,93 @@ class DojoState(State):
             problems.append(f"current player {self.current_player()} out of range")
         if len(self.deck) + len(self.discard) + sum(len(h) for h in self.hands) != DECK_SIZE:
             problems.append("card total is not 22")
+        if not problems:
+            problems += self._phase_problems()
+        return problems
+
+    def _phase_problems(self) -> list[str]:
+        """What each phase requires of the other fields (checked when a state is loaded and by the
+        fuzz tests): the winner, the pawn walking, the Kumite in progress, the interruptions."""
+        problems: list[str] = []
+        n, board = self.n, self.game.board
+        ph, p, tp = self.main_phase, self.actor, self.turn_player
+        if (self.winner >= 0) != (ph == "over"):
+            problems.append(f"winner: {self.winner} in phase {ph!r} (the game is over exactly when someone won)")
+            return problems
+        if self.winner >= 0:
+            if self.track[self.winner] < BROWN:
+                problems.append(f"winner: seat {self.winner} won the Final Exam without an open Dojo "
+                                f"(track {self.track[self.winner]})")
+            return problems
+        if p < 0:
+            problems.append("actor: nobody is to act in a game that goes on")
+            return problems
+        if self.med_skip != self.med_guard:
+            problems.append("med_guard: Meditazione protects exactly the seats that skip their next turn")
+        if self.resume and not self.pending:
+            problems.append(f"resume: {self.resume!r} waits for interruptions but none is pending")
+        placing = [x[1] for x in self.pending if x[0] == "place"]
+        if len(set(placing)) != len(placing):
+            problems.append(f"pending: a seat places its pawn twice ({placing})")
+        for item in self.pending:
+            q = item[1]
+            if item[0] == "place" and self.pos[q] != -1:
+                problems.append(f"pending: seat {q} places a pawn that is on the board")
+            if item[0] == "settle" and (self.pos[q] < 0 or not item[2] >> self.pos[q] & 1):
+                problems.append(f"pending: seat {q} settles from a square it is not on")
+        if self.pending and not self.resume:
+            problems.append("resume: interruptions are pending but nothing resumes after them")
+        fighting = ph == "tecnica" and not self.pending
+        if not fighting and (self.k_kind or self.k_att != -1 or self.k_def != -1 or self.k_stage
+                             or self.k_dice != [0, 0] or self.k_played != [-1, -1] or self.k_wins != [0, 0]
+                             or self.k_from != -1 or self.k_uke):
+            problems.append(f"k_kind: a Kumite in progress ({self.k_kind!r}) outside the Tecnica window")
+        examining = (ph == "target" and self.purpose == "exam") or (fighting and self.k_kind == "exam")
+        if self.exam_from != -1 and not examining:
+            problems.append("exam_from: a Final Exam entry square outside the Exam")
+        if ph != "setup" and self.setup_count != n:
+            problems.append(f"setup_count: {self.setup_count} pawns placed after the setup")
+        if self.pending and ph != "setup":
+            return problems
+        if ph == "setup":
+            if self.turn_index != -1 or self.setup_count >= n or p != (self.first_player + self.setup_count) % n:
+                problems.append(f"setup_count: {self.setup_count} pawns placed with seat {p} to place")
+            return problems
+        if ph not in ("tecnica", "keep") and p != tp and not self.pending:
+            problems.append(f"actor: seat {p} acts in seat {tp}'s turn in phase {ph!r}")
+        if self.pos[tp] < 0 and not any(x[0] == "place" and x[1] == tp for x in self.pending):
+            problems.append(f"pos: seat {tp} takes a turn without a pawn on the board")
+        if ph == "move":
+            s = self.pos[tp]
+            if s < 0 or not self.mv_visited >> s & 1 or self.mv_start < 0 \
+                    or not self.mv_visited >> self.mv_start & 1:
+                problems.append("mv_visited: the walk does not hold the pawn's square and its start")
+            if self.mv_extra and self.mv_steps != 1:
+                problems.append("mv_extra: the Meditazione extra step is a single step")
+            walked = self.mv_visited.bit_count() - 1
+            if walked + self.mv_steps > self.roll + 1:
+                problems.append(f"mv_steps: {walked} steps walked and {self.mv_steps} left from a roll of {self.roll}")
+        elif fighting:
+            att, dfd = self.k_att, self.k_def
+            if not self.k_kind or att < 0 or dfd < 0 or att == dfd or self.k_stage > 1:
+                problems.append(f"k_att: a Kumite of {att} against {dfd} ({self.k_kind!r}, stage {self.k_stage})")
+            elif p != (att if self.k_stage == 0 else dfd) or not self.hands[p]:
+                problems.append(f"actor: seat {p} cannot play a Tecnica in Kumite stage {self.k_stage}")
+            if self.k_kind != "exam" and any(self.k_wins):
+                problems.append("k_wins: Final Exam bouts counted outside an Exam")
+            if 0 in self.k_dice:
+                problems.append("k_dice: a Kumite without its dice")
+        elif ph == "keep":
+            if p != tp or len(self.hands[p]) != 2:
+                problems.append(f"hands: seat {p} keeps one of {len(self.hands[p])} Tecnica cards")
+        elif ph == "tunnel":
+            if board.kind[self.pos[tp]] != TUNNEL:
+                problems.append("main_phase: the Tunnel choice off a Tunnel square")
+        elif ph == "target":
+            if not self.purpose:
+                problems.append("purpose: a target is chosen for no purpose")
+        if ph != "target" and self.purpose:
+            problems.append(f"purpose: {self.purpose!r} outside the target choice")
         return problems
 
 

@@ -7,10 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from envs.core import Game, make_rng, rng_to_json
+from envs.core import Game, rng_to_json
 from envs.pans_trial import rules as R
 
 DEFAULT_TRUMP_ORDER = ["walls", "traps", "ballista", "weapons"]
+#: Highest damage_threshold allowed. Measured with seeded random play (30 games per value, at most
+#: 3,000 actions): every game ended up to a threshold of 75 (median 192 actions at 75), only 21 of
+#: 30 did at 100 and none at 200. 60 keeps every game finishing with a wide margin.
+MAX_DAMAGE_THRESHOLD = 60
 
 # ------------------------------------------------------------------------------------------------
 # Observation layout (from the point of view of the observing seat: "my" = that seat)
@@ -134,6 +138,7 @@ class PansTrialGame(Game):
     """Pan's Trial for two players (see ``envs/pans_trial_v0.py`` for the documentation)."""
 
     name = "pans_trial_v0"
+    state_class = R.PansTrialState
     version = 0
     reward_range = (-1.0, 1.0)
     default_max_cycles = 500
@@ -171,33 +176,19 @@ class PansTrialGame(Game):
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
         known = {"damage_threshold", "first_player", "draft", "trump_order"}
         self.reject_unknown(config, known)
-        thr = config.get("damage_threshold", 25)
-        if isinstance(thr, bool) or not isinstance(thr, (int, np.integer)) or thr < 1:
-            raise self.config_error("damage_threshold", thr, "an integer >= 1")
-        first = config.get("first_player", 1)
-        if isinstance(first, bool) or first not in (0, 1):
-            raise self.config_error("first_player", first, "0 or 1 (the seat that begins Traversing)")
-        draft = config.get("draft", True)
-        if not isinstance(draft, bool):
-            raise self.config_error("draft", draft, "True or False")
+        thr = self.int_option(config, "damage_threshold", 25, 1, MAX_DAMAGE_THRESHOLD)
+        first = self.int_option(config, "first_player", 1, 0, 1, "0 or 1 (the seat that begins Traversing)")
+        draft = self.bool_option(config, "draft", True)
         order = config.get("trump_order", DEFAULT_TRUMP_ORDER)
         if not isinstance(order, (list, tuple)) or sorted(map(str, order)) != sorted(R.ROLE_NAMES) \
                 or len(order) != 4 or not all(isinstance(x, str) for x in order):
             raise self.config_error(
                 "trump_order", order, f"a list of the four role names {list(R.ROLE_NAMES)}, strongest first"
             )
-        return {"damage_threshold": int(thr), "first_player": int(first), "draft": draft,
+        return {"damage_threshold": thr, "first_player": first, "draft": draft,
                 "trump_order": list(order)}
 
     # ------------------------------------------------------------------------------------------
-    def new_initial_state(self, seed: int | None = None) -> R.PansTrialState:
-        return R.new_state(self, make_rng(seed))
-
-    def state_from_dict(self, data: dict[str, Any]) -> R.PansTrialState:
-        if not isinstance(data, dict):
-            raise TypeError("state must be a dict")
-        return R.state_from_dict(self, data)
-
     def state_from_view(self, view: dict[str, Any], rng: random.Random) -> R.PansTrialState:
         """A full state matching ``view``: unrevealed Omen order, the opponent's secret Appeasing
         card and the RNG are drawn from ``rng``."""
@@ -216,7 +207,9 @@ class PansTrialGame(Game):
             cards[opp] = hand[rng.randrange(len(hand))]
         d["appease_card"] = cards
         d["rng"] = rng_to_json(random.Random(rng.getrandbits(64)))
-        return R.state_from_dict(self, d)
+        for key in ("seat", "appease_submitted", "my_appease_card"):
+            del d[key]
+        return self.load_state(d)
 
     # ------------------------------------------------------------------------------------------
     def _role_table(self, state: R.PansTrialState) -> np.ndarray:

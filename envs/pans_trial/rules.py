@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from envs.core import TERMINAL, State, rng_from_json, rng_to_json
+from envs.core import TERMINAL, State
+from envs.core.fields import Bool, Choice, Field, Int, List, Optional, Record, Rng
 
 # ------------------------------------------------------------------------------------------------
 # Cards
@@ -145,6 +146,8 @@ OBS_PHASES = (
     "place", "over",
 )
 DRAW = 2  # value of ``winner`` for a drawn game
+#: Saved fields that a player's view leaves out (or shows only in part).
+SECRET_FIELDS = ("rng", "omens", "suit_role", "appease_card")
 
 
 class PansTrialState(State):
@@ -268,39 +271,77 @@ class PansTrialState(State):
         o.obs_cache = None if share_rng or self.obs_cache is None else self.obs_cache.copy()
         return o
 
-    def to_dict(self) -> dict[str, Any]:
-        d = self._public_dict()
-        d["rng"] = rng_to_json(self.rng)
-        d["omens"] = self.omens[:]
-        d["suit_role"] = self.suit_role[:]
-        d["appease_card"] = self.appease_card[:]
-        return d
+    # ------------------------------------------------------------------------------------------
+    # The two ways to make a state: deal a fresh game, or load a saved one
+    @classmethod
+    def deal(cls, game, rng: random.Random) -> PansTrialState:
+        """A fresh game: shuffled labyrinth and Omens, then the draft (or a random deal)."""
+        s = cls(game)
+        s.rng = rng
+        board = LABYRINTH_CARDS[:]
+        rng.shuffle(board)
+        s.board = board
+        omens = JACKS[:]
+        rng.shuffle(omens)
+        s.omens = omens
+        s.suit_role = suit_roles_from_omens(omens)
+        if game.config["draft"]:
+            s.pool = HIGH_CARDS[:]
+            s.stage = DRAFT
+            s.actor = rng.randrange(2)  # coin flip: who drafts first
+        else:
+            kings = KINGS[:]
+            rng.shuffle(kings)
+            s.identity = sorted(kings[2:])
+            dealt = [c for c in HIGH_CARDS if not IS_KING[c]] + kings[:2]
+            rng.shuffle(dealt)
+            s.hands = [dealt[:5], dealt[5:]]
+            s._reveal_and_start()
+        return s
+
+    @classmethod
+    def saved_fields(cls, game) -> Record:
+        card = Int(0, NUM_CARDS - 1)
+        card_or_none = Int(-1, NUM_CARDS - 1)
+        seat = Int(0, 1)
+        pile = List(card, max_len=NUM_CARDS)
+        return Record(
+            Field("board", List(card_or_none, size=NUM_SQUARES), doc="card id per square, -1 a hole"),
+            Field("pos", List(Int(0, NUM_SQUARES - 1), size=2)),
+            Field("hands", List(pile, size=2)),
+            Field("damage", List(pile, size=2)),
+            Field("pool", pile, doc="the draft pool (scenario positions park unused cards here)"),
+            Field("revealed", Bool()),
+            Field("identity", List(card, max_len=2), doc="the two undrafted kings, after the draft"),
+            Field("stage", Choice(PHASE_NAMES, index=True)),
+            Field("actor", seat),
+            Field("active", seat, doc="whose Traversing turn it is"),
+            Field("turns_left", Int(1, TURNS_PER_PHASE)),
+            Field("forced", List(Int(0, FORCED_PASSES), size=2)),
+            Field("only_passes", Bool()),
+            Field("last_turn", Int(-1, 1)),
+            Field("strikers", List(seat, max_len=2)),
+            Field("first_submitter", seat),
+            Field("appease_winner", Int(-1, 1)),
+            Field("req_stage", Int(0, 1)),
+            Field("first_request", Int(-1, len(REQUEST_NAMES) - 1)),
+            Field("steal_card", card_or_none),
+            Field("pending", List(card_or_none, size=2), doc="[loser's, winner's] played card"),
+            Field("winner", Optional(Int(0, DRAW)), doc=f"0, 1, {DRAW} for a draw"),
+            # secret until revealed or resolved (left out of player_view):
+            Field("rng", Rng()),
+            Field("omens", List(card, size=4), doc="the jacks in reveal order"),
+            Field("suit_role", List(Int(0, 3), size=4)),
+            Field("appease_card", List(card_or_none, size=2)),
+        )
+
+    def after_load(self) -> None:
+        self.dmg_total = [sum(VALUE[c] for c in pile) for pile in self.damage]
+        self.set_legal_mask(None)
+        self._touch()
 
     def _public_dict(self) -> dict[str, Any]:
-        return {
-            "board": self.board[:],
-            "pos": self.pos[:],
-            "hands": [self.hands[0][:], self.hands[1][:]],
-            "damage": [self.damage[0][:], self.damage[1][:]],
-            "pool": self.pool[:],
-            "revealed": self.revealed,
-            "identity": self.identity[:],
-            "stage": PHASE_NAMES[self.stage],
-            "actor": self.actor,
-            "active": self.active,
-            "turns_left": self.turns_left,
-            "forced": self.forced[:],
-            "only_passes": self.only_passes,
-            "last_turn": self.last_turn,
-            "strikers": self.strikers[:],
-            "first_submitter": self.first_submitter,
-            "appease_winner": self.appease_winner,
-            "req_stage": self.req_stage,
-            "first_request": self.first_request,
-            "steal_card": self.steal_card,
-            "pending": self.pending[:],
-            "winner": self.winner,
-        }
+        return self.game.saved_fields.dump(self, skip=SECRET_FIELDS)
 
     def player_view(self, player: int) -> dict[str, Any]:
         d = self._public_dict()
@@ -313,67 +354,6 @@ class PansTrialState(State):
         d["my_appease_card"] = self.appease_card[player]
         return d
 
-    def load_fields(self, d: dict[str, Any]) -> None:
-        """Fill this state from a ``to_dict``-style dict (the rng key is handled by the caller)."""
-
-        def ints(x, n=None):
-            if not isinstance(x, list):
-                raise TypeError(f"expected a list, got {x!r}")
-            out = [int(v) for v in x]
-            if n is not None and len(out) != n:
-                raise ValueError(f"expected {n} entries, got {len(out)}")
-            return out
-
-        def card_list(x):
-            out = ints(x)
-            if any(not 0 <= c < NUM_CARDS for c in out):
-                raise ValueError(f"card ids must be in [0, 52): {out}")
-            return out
-
-        self.board = ints(d["board"], NUM_SQUARES)
-        if any(not -1 <= c < NUM_CARDS for c in self.board):
-            raise ValueError("board entries must be -1 or a card id")
-        self.pos = ints(d["pos"], 2)
-        if any(not 0 <= s < NUM_SQUARES for s in self.pos):
-            raise ValueError(f"positions out of the board: {self.pos}")
-        self.hands = [card_list(h) for h in d["hands"]]
-        self.damage = [card_list(h) for h in d["damage"]]
-        if len(self.hands) != 2 or len(self.damage) != 2:
-            raise ValueError("hands and damage need one list per player")
-        self.dmg_total = [sum(VALUE[c] for c in pile) for pile in self.damage]
-        self.pool = card_list(d["pool"])
-        self.omens = card_list(d["omens"])
-        if sorted(self.omens) != JACKS:
-            raise ValueError(f"omens must be the four jacks, got {self.omens}")
-        self.revealed = bool(d["revealed"])
-        self.suit_role = ints(d["suit_role"], 4)
-        if sorted(self.suit_role) != [0, 1, 2, 3]:
-            raise ValueError(f"suit_role must be a permutation of the four roles: {self.suit_role}")
-        self.identity = card_list(d["identity"])
-        self.stage = PHASE_NAMES.index(d["stage"])
-        self.actor = int(d["actor"])
-        self.active = int(d["active"])
-        if self.actor not in (0, 1) or self.active not in (0, 1):
-            raise ValueError("actor and active must be 0 or 1")
-        self.turns_left = int(d["turns_left"])
-        self.forced = ints(d["forced"], 2)
-        self.only_passes = bool(d["only_passes"])
-        self.last_turn = int(d["last_turn"])
-        self.strikers = ints(d["strikers"])
-        self.first_submitter = int(d["first_submitter"])
-        self.appease_card = ints(d["appease_card"], 2)
-        self.appease_winner = int(d["appease_winner"])
-        self.req_stage = int(d["req_stage"])
-        self.first_request = int(d["first_request"])
-        self.steal_card = int(d["steal_card"])
-        self.pending = ints(d["pending"], 2)
-        w = d["winner"]
-        self.winner = None if w is None else int(w)
-        if self.winner not in (None, 0, 1, DRAW):
-            raise ValueError(f"winner must be null, 0, 1 or {DRAW}")
-        self.set_legal_mask(None)
-        self._touch()
-
     def check_invariants(self) -> list[str]:
         problems = []
         seen = self.board + self.hands[0] + self.hands[1] + self.damage[0] + self.damage[1] + self.pool \
@@ -382,7 +362,8 @@ class PansTrialState(State):
         if cards != list(range(NUM_CARDS)):
             missing = sorted(set(range(NUM_CARDS)) - set(cards))
             dup = sorted({c for c in cards if cards.count(c) > 1})
-            problems.append(f"cards not conserved: missing {missing}, duplicated {dup}")
+            problems.append(f"cards not conserved across board, hands, damage, pool, omens, identity and pending: "
+                            f"missing {missing}, duplicated {dup}")
         for p in (0, 1):
             total = sum(VALUE[c] for c in self.damage[p])
             if total != self.dmg_total[p]:
@@ -407,6 +388,93 @@ class PansTrialState(State):
             problems.append("more than two kings drafted")
         if self.winner is None and self.stage in (APPEASE, REQUEST) and self.actor not in (0, 1):
             problems.append("bad actor")
+        if not problems:
+            problems += self._phase_problems()
+        return problems
+
+    def _phase_problems(self) -> list[str]:
+        """What each stage requires of the other fields (checked when a state is loaded and by the
+        fuzz tests): the winner agrees with the damage, the draft happens before anything moves,
+        each step of Appeasing, the requests and placement has its cards and its chooser."""
+        problems = []
+        st, w, p = self.stage, self.winner, self.actor
+        thr = self.game.config["damage_threshold"]
+        if (st == OVER) != (w is not None):
+            problems.append(f"stage: {PHASE_NAMES[st]!r} with winner {w!r} (the game is over exactly when "
+                            "there is a winner or a draw)")
+            return problems
+        if w in (0, 1) and self.dmg_total[1 - w] < thr:
+            problems.append(f"winner: player {w} wins but player {1 - w} has only {self.dmg_total[1 - w]} damage")
+        if w == DRAW and max(self.dmg_total) >= thr:
+            problems.append("winner: a draw, but a player has reached the damage threshold")
+        if self.revealed != (st != DRAFT):
+            problems.append("revealed: the Omens are revealed exactly when the draft is over")
+        if st == OVER:
+            return problems
+        if st != APPEASE and self.appease_card != [-1, -1]:
+            problems.append("appease_card: a submitted Appeasing card outside Appeasing")
+        if st != COMBAT and self.strikers:
+            problems.append("strikers: strikers outside combat")
+        if st != STEAL_THEIRS and self.steal_card != -1:
+            problems.append("steal_card: a Steal Life card chosen outside Steal Life")
+        requesting = st in (REQUEST, RESTRUCTURE_PICK, STEAL_MINE, STEAL_THEIRS, SHIFT_PICK, PLACE)
+        if not requesting:
+            if self.appease_winner != -1 or self.pending != [-1, -1] or self.req_stage or self.first_request != -1:
+                problems.append("appease_winner: an Appeasing result or pending cards outside the requests")
+        if st == DRAFT:
+            if self.pos != list(START_SQUARES):
+                problems.append(f"pos: players stand on {self.pos} during the draft, not on their start squares")
+            if sorted(self.board) != LABYRINTH_CARDS:
+                problems.append("board: the labyrinth is not the 36 cards A-9 during the draft")
+            if sorted(self.pool + self.hands[0] + self.hands[1]) != HIGH_CARDS:
+                problems.append("pool: the draft pool and the hands are not the twelve 10s, Queens and Kings")
+            if self.damage != [[], []] or self.identity:
+                problems.append("damage: damage or identity cards during the draft")
+            if self.forced != [0, 0] or self.turns_left != TURNS_PER_PHASE:
+                problems.append("forced: forced passes or a Traversing turn count during the draft")
+            a, b = len(self.hands[p]), len(self.hands[1 - p])
+            if not (a == b or a + 1 == b):
+                problems.append(f"actor: player {p} drafts with {a} cards against {b}")
+            if self.suit_role != suit_roles_from_omens(self.omens):
+                problems.append("suit_role: roles differ from the Omen order before the reveal")
+        if st in (TRAVERSE, TARGET) and p != self.active:
+            problems.append(f"actor: player {p} acts in player {self.active}'s Traversing turn")
+        if st == COMBAT:
+            if self.pos[0] != self.pos[1]:
+                problems.append("stage: combat, but the players stand on different squares")
+            if not self.strikers or p != self.strikers[0] or len(set(self.strikers)) != len(self.strikers):
+                problems.append(f"strikers: {self.strikers} with player {p} to strike")
+            elif not all(self.armed(q) for q in self.strikers):
+                problems.append("strikers: a striker holds no Weapon")
+        elif st == APPEASE:
+            if not (self.hands[0] and self.hands[1]):
+                problems.append("stage: Appeasing with an empty hand")
+            first = self.first_submitter
+            if self.appease_card[p] != -1 or (p != first and self.appease_card[first] < 0) \
+                    or (p == first and self.appease_card[1 - first] != -1):
+                problems.append(f"appease_card: {self.appease_card} with player {p} to choose")
+        elif requesting:
+            win = self.appease_winner
+            if win == -1 or -1 in self.pending and st != PLACE or self.pending == [-1, -1]:
+                problems.append("pending: the requests need an Appeasing winner and the played cards")
+            elif st == PLACE:
+                if p != 1 - win:
+                    problems.append("actor: placement is the Appeasing loser's")
+            else:
+                if p != (win if self.req_stage == 0 else 1 - win):
+                    problems.append(f"actor: player {p} chooses request {self.req_stage + 1}, "
+                                    f"but player {win} won Appeasing")
+                picking = {RESTRUCTURE_PICK: RESTRUCTURE, STEAL_MINE: STEAL_LIFE, STEAL_THEIRS: STEAL_LIFE,
+                           SHIFT_PICK: PLANE_SHIFT}.get(st)
+                first = self.first_request
+                if self.req_stage == 0 and first != (-1 if st == REQUEST else picking):
+                    problems.append(f"first_request: {first} in stage {PHASE_NAMES[st]!r} of the first request")
+                if self.req_stage == 1 and (first in (-1, IGNORE_US) or first == picking):
+                    problems.append(f"first_request: {first} in stage {PHASE_NAMES[st]!r} of the second request")
+                if st in (STEAL_MINE, STEAL_THEIRS) and not (self.damage[0] and self.damage[1]):
+                    problems.append("damage: Steal Life needs a damage card on both sides")
+                if st == STEAL_THEIRS and self.steal_card not in self.damage[p]:
+                    problems.append("steal_card: the card to give is not in the requester's damage pile")
         return problems
 
     # ------------------------------------------------------------------------------------------
@@ -870,36 +938,3 @@ def suit_roles_from_omens(omens: list[int]) -> list[int]:
     for role, jack in enumerate(omens):
         roles[SUIT_OF[jack]] = role
     return roles
-
-
-def new_state(game, rng: random.Random) -> PansTrialState:
-    """A fresh game: shuffled labyrinth and Omens, then the draft (or a random deal)."""
-    s = PansTrialState(game)
-    s.rng = rng
-    board = LABYRINTH_CARDS[:]
-    rng.shuffle(board)
-    s.board = board
-    omens = JACKS[:]
-    rng.shuffle(omens)
-    s.omens = omens
-    s.suit_role = suit_roles_from_omens(omens)
-    if game.config["draft"]:
-        s.pool = HIGH_CARDS[:]
-        s.stage = DRAFT
-        s.actor = rng.randrange(2)  # coin flip: who drafts first
-    else:
-        kings = KINGS[:]
-        rng.shuffle(kings)
-        s.identity = sorted(kings[2:])
-        dealt = [c for c in HIGH_CARDS if not IS_KING[c]] + kings[:2]
-        rng.shuffle(dealt)
-        s.hands = [dealt[:5], dealt[5:]]
-        s._reveal_and_start()
-    return s
-
-
-def state_from_dict(game, data: dict[str, Any]) -> PansTrialState:
-    s = PansTrialState(game)
-    s.load_fields(data)
-    s.rng = rng_from_json(data["rng"])
-    return s

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from envs.core import Game, StateError, make_rng, rng_to_json
+from envs.core import Game, StateError, rng_to_json
 from envs.sequence.board import (
     CORNER_SQUARES,
     NON_JACK_KINDS,
@@ -53,6 +53,7 @@ OBS_SIZE = OBS_SCALARS + len(SCALARS)
 
 class SequenceGame(Game):
     name = "sequence_v0"
+    state_class = SequenceState
     version = 0
     reward_range = (-1.0, 1.0)
     default_max_cycles = 500
@@ -95,41 +96,22 @@ class SequenceGame(Game):
         return seat % self.num_teams
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
         self.reject_unknown(config, DEFAULTS)
-        cfg = dict(DEFAULTS, **config)
-        if cfg["num_teams"] not in (2, 3) or isinstance(cfg["num_teams"], bool):
-            raise self.config_error("num_teams", cfg["num_teams"], "2 or 3")
-        ppt = cfg["players_per_team"]
-        if isinstance(ppt, bool) or ppt not in (1, 2, 3, 4):
-            raise self.config_error("players_per_team", ppt, "an integer from 1 to 4")
-        stw = cfg["sequences_to_win"]
-        if stw is not None and (isinstance(stw, bool) or not isinstance(stw, int) or not 1 <= stw <= 4):
-            raise self.config_error(
-                "sequences_to_win", stw, "None (2 for two teams, 1 for three) or an integer from 1 to 4"
-            )
-        if not isinstance(cfg["dead_cards"], bool):
-            raise self.config_error("dead_cards", cfg["dead_cards"], "True or False")
-        if cfg["layout"] not in ("printed", "generated"):
-            raise self.config_error("layout", cfg["layout"], "'printed' or 'generated'")
-        if isinstance(cfg["layout_seed"], bool) or not isinstance(cfg["layout_seed"], int):
-            raise self.config_error("layout_seed", cfg["layout_seed"], "an integer")
+        cfg = dict(DEFAULTS)
+        cfg["num_teams"] = self.int_option(config, "num_teams", 2, 2, 3, "2 or 3")
+        cfg["players_per_team"] = self.int_option(config, "players_per_team", 1, 1, 4)
+        if config.get("sequences_to_win") is not None:
+            cfg["sequences_to_win"] = self.int_option(
+                config, "sequences_to_win", None, 1, 4,
+                "None (2 for two teams, 1 for three) or an integer from 1 to 4")
+        cfg["dead_cards"] = self.bool_option(config, "dead_cards", True)
+        layout = config.get("layout", "printed")
+        if not isinstance(layout, str) or layout not in ("printed", "generated"):
+            raise self.config_error("layout", layout, "'printed' or 'generated'")
+        cfg["layout"] = layout
+        cfg["layout_seed"] = self.int_option(config, "layout_seed", 0, 0, 2**63 - 1, "an integer >= 0 (below 2**63)")
         return cfg
 
     # ------------------------------------------------------------------------------------------
-    def new_initial_state(self, seed: int | None = None) -> SequenceState:
-        state = SequenceState(self)
-        state.rng = make_rng(seed)
-        deck = [k for k in range(52) for _ in range(2)]
-        state.rng.shuffle(deck)
-        state.deck = deck
-        for _ in range(self.hand_size):
-            for p in range(self.num_players):
-                state.hands[p].append(state.deck.pop())
-        state.rebuild_mirrors()
-        return state
-
-    def state_from_dict(self, data: dict[str, Any]) -> SequenceState:
-        return SequenceState.from_dict(self, data)
-
     def state_from_view(self, view: dict[str, Any], rng: random.Random) -> SequenceState:
         """A full state matching seat ``view['seat']``'s knowledge; other hands and deck resampled."""
         seat = view["seat"]
@@ -161,7 +143,7 @@ class SequenceGame(Game):
                 data["hands"].append([pool.pop() for _ in range(size)])
         data["deck"] = pool
         data["rng"] = rng_to_json(random.Random(rng.getrandbits(64)))
-        return SequenceState.from_dict(self, data)
+        return self.load_state(data)
 
     # ------------------------------------------------------------------------------------------
     def observe(self, state: SequenceState, player: int) -> np.ndarray:

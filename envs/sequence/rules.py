@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from envs.core import TERMINAL, State, StateError, rng_from_json, rng_to_json
+from envs.core import TERMINAL, State
+from envs.core.fields import MAX_COUNT, Bool, Choice, Field, Int, List, Optional, Record, Rng
 from envs.sequence.board import (
     CORNER_SQUARES,
     NON_JACK_KINDS,
@@ -81,6 +82,14 @@ def _line(sq: int, dr: int, dc: int) -> list[int]:
             cells.append(rr * SIZE + cc)
     return cells
 
+
+#: Every run of five squares in a row, column or diagonal (a completed sequence is one of them).
+WINDOWS = frozenset(
+    frozenset(line[i:i + WINDOW]) for sq in range(NUM_SQUARES) for line in (_line(sq, dr, dc) for dr, dc in DIRECTIONS)
+    for i in range(len(line) - WINDOW + 1)
+)
+#: Bound on the sequences one team can hold (each new chip completes at most two per direction).
+MAX_SEQUENCES = 24
 
 # For each square, its four lines as (squares, index of the square within them).
 LINES = [
@@ -428,61 +437,69 @@ class SequenceState(State):
             setattr(other, attr, getattr(self, attr))
         return other
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rng": rng_to_json(self.rng),
-            "board": list(self.board),
-            "hands": [list(h) for h in self.hands],
-            "deck": list(self.deck),
-            "discards": list(self.discards),
-            "sequences": [[list(s) for s in team] for team in self.sequences],
-            "player": self.player,
-            "dead_used": self.dead_used,
-            "passes_in_row": self.passes_in_row,
-            "winner": self.winner,
-            "drawn_game": self.drawn_game,
-            "placed": self.placed,
-            "removed": self.removed,
-        }
+    # ------------------------------------------------------------------------------------------
+    # The two ways to make a state: deal a fresh game, or load a saved one
+    @classmethod
+    def deal(cls, game, rng: random.Random) -> SequenceState:
+        state = cls(game)
+        state.rng = rng
+        deck = [k for k in range(52) for _ in range(2)]
+        rng.shuffle(deck)
+        state.deck = deck
+        for _ in range(game.hand_size):
+            for p in range(game.num_players):
+                state.hands[p].append(deck.pop())
+        state.rebuild_mirrors()
+        return state
 
     @classmethod
-    def from_dict(cls, game, data: dict[str, Any]) -> SequenceState:
-        state = cls(game)
-        state.rng = rng_from_json(data["rng"])
-        board = [int(v) for v in data["board"]]
-        if len(board) != NUM_SQUARES:
-            raise StateError(f"board must have {NUM_SQUARES} squares, got {len(board)}")
-        if any(v not in (EMPTY, CORNER, *range(state.num_teams)) for v in board):
-            raise StateError(f"board values must be -1 (empty), 3 (corner) or a team id, got {sorted(set(board))}")
-        state.board = board
-        hands = [[int(k) for k in h] for h in data["hands"]]
-        if len(hands) != state.num_players:
-            raise StateError(f"expected {state.num_players} hands, got {len(hands)}")
-        state.hands = hands
-        state.deck = [int(k) for k in data["deck"]]
-        state.discards = [int(k) for k in data["discards"]]
-        sequences = [[[int(c) for c in s] for s in team] for team in data["sequences"]]
-        if len(sequences) != state.num_teams:
-            raise StateError(f"expected sequences for {state.num_teams} teams, got {len(sequences)}")
-        state.sequences = sequences
-        state.rebuild_mirrors()
-        player = data["player"]
-        if not isinstance(player, int) or not 0 <= player < state.num_players:
-            raise StateError(f"player must be a seat in 0..{state.num_players - 1}, got {player!r}")
-        state.player = player
-        state.dead_used = bool(data["dead_used"])
-        state.passes_in_row = int(data["passes_in_row"])
-        winner = data["winner"]
-        if winner is not None and not (isinstance(winner, int) and 0 <= winner < state.num_teams):
-            raise StateError(f"winner must be None or a team id, got {winner!r}")
-        state.winner = winner
-        state.drawn_game = bool(data["drawn_game"])
-        state.placed = int(data["placed"])
-        state.removed = int(data["removed"])
-        return state
+    def saved_fields(cls, game) -> Record:
+        n, teams = game.num_players, game.num_teams
+        card = Int(0, 51)
+        pile = List(card, max_len=104)
+        return Record(
+            Field("rng", Rng()),
+            Field("board", List(Choice((EMPTY, CORNER, *range(teams))), size=NUM_SQUARES),
+                  doc="-1 empty, 3 free corner, else the team whose chip is there"),
+            Field("hands", List(pile, size=n)),
+            Field("deck", pile, doc="the draw pile, top card last"),
+            Field("discards", pile),
+            Field("sequences", List(List(List(Int(0, NUM_SQUARES - 1), size=WINDOW), max_len=MAX_SEQUENCES),
+                                    size=teams), doc="per team, its completed sequences as square lists"),
+            Field("player", Int(0, n - 1)),
+            Field("dead_used", Bool()),
+            Field("passes_in_row", Int(0, n)),
+            Field("winner", Optional(Int(0, teams - 1)), doc="a team id once won"),
+            Field("drawn_game", Bool()),
+            Field("placed", Int(0, MAX_COUNT)),
+            Field("removed", Int(0, MAX_COUNT)),
+        )
+
+    def after_load(self) -> None:
+        self.rebuild_mirrors()
 
     def check_invariants(self) -> list[str]:
         problems = []
+        if self.winner is not None and self.drawn_game:
+            problems.append("winner and drawn_game: the game is both won and drawn")
+        if self.winner is not None and len(self.sequences[self.winner]) < self.target:
+            problems.append(f"winner: team {self.winner} has {len(self.sequences[self.winner])} sequences, "
+                            f"{self.target} win")
+        if self.winner is None:
+            done = [t for t, seqs in enumerate(self.sequences) if len(seqs) >= self.target]
+            if done:
+                problems.append(f"winner: team {done[0]} has {self.target} sequences but no winner is set")
+        if self.dead_used and not self.dead_cards_allowed:
+            problems.append("dead_used: dead cards are switched off in this config")
+        if self.removed > self.placed:
+            problems.append(f"removed: {self.removed} chips removed but only {self.placed} placed")
+        for team, seqs in enumerate(self.sequences):
+            for i, s in enumerate(seqs):
+                if frozenset(s) not in WINDOWS:
+                    problems.append(f"sequences[{team}][{i}]: {s} is not five squares in a row")
+                for other in seqs[:i]:
+                    if len(set(s) & set(other)) > 1:
+                        problems.append(f"sequences[{team}][{i}]: shares more than one square with another")
         counts = [0] * 52
         for pile in (self.deck, self.discards, *self.hands):
             for k in pile:
@@ -501,7 +518,9 @@ class SequenceState(State):
             problems.append("discard counts disagree with the discard pile")
         board = self.board
         if any(board[sq] != CORNER for sq in CORNER_SQUARES):
-            problems.append("a corner lost its free marker")
+            problems.append("board: a corner lost its free marker")
+        if sum(1 for v in board if v == CORNER) != len(CORNER_SQUARES):
+            problems.append("board: a free-corner marker stands on a square that is not a corner")
         chips = sum(1 for v in board if 0 <= v < self.num_teams)
         if chips != self.placed - self.removed:
             problems.append(f"{chips} chips on board but {self.placed} placed - {self.removed} removed")

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from envs.core import Game, make_rng, rng_from_json
-from envs.wizard_arena.map import FOREST, MOUNTAIN, ArenaMap, generate_terrain
+from envs.core import Game, rng_to_json
+from envs.wizard_arena.map import FOREST, MOUNTAIN, ArenaMap
 from envs.wizard_arena.rules import (
     ACTION_NAMES,
     ALLY,
@@ -56,16 +56,11 @@ def _number(game: Game, key: str, value: Any, default: float, lo: float, hi: flo
     return float(value)
 
 
-def _integer(game: Game, key: str, value: Any, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-        raise game.config_error(key, value, f"an integer in [{lo}, {hi}]")
-    return int(value)
-
-
 class WizardArenaGame(Game):
     """Wizard Arena: see ``envs/wizard_arena_v0.py`` and ``envs/wizard_arena/RULES.md``."""
 
     name = "wizard_arena_v0"
+    state_class = ArenaState
     version = 0
     reward_range = (-1.0, 1.0)
     default_max_cycles = 400
@@ -129,9 +124,9 @@ class WizardArenaGame(Game):
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
         self.reject_unknown(config, self.KEYWORDS)
         out: dict[str, Any] = {}
-        out["num_bots"] = _integer(self, "num_bots", config.get("num_bots", 6), 2, 16)
-        out["health"] = _integer(self, "health", config.get("health", 10), 0, 1000)
-        out["map_size"] = _integer(self, "map_size", config.get("map_size", 16), 6, 64)
+        out["num_bots"] = self.int_option(config, "num_bots", 6, 2, 16)
+        out["health"] = self.int_option(config, "health", 10, 0, 1000)
+        out["map_size"] = self.int_option(config, "map_size", 16, 6, 64)
         out["terrain_density"] = _number(self, "terrain_density", config.get("terrain_density"), 0.15, 0.0, 0.5)
         for key, default in (("initial_strength", 1.0), ("gary_strength", 3.0)):
             value = _number(self, key, config.get(key), default, 0.1, 100.0)
@@ -152,27 +147,6 @@ class WizardArenaGame(Game):
         return out
 
     # -----------------------------------------------------------------------------------------
-    def new_initial_state(self, seed: int | None = None) -> ArenaState:
-        rng = make_rng(seed)
-        cfg = self.config
-        need = 3 * cfg["num_bots"] + 2
-        for _ in range(20):
-            arena = generate_terrain(cfg["map_size"], cfg["terrain_density"], rng)
-            if len(arena.free_cells) >= need:
-                break
-        else:  # pragma: no cover - the config check makes this practically impossible
-            arena = ArenaMap(cfg["map_size"], [0] * cfg["map_size"] ** 2)
-        arena = self._intern(arena)
-        state = ArenaState(self, arena, rng)
-        for i in range(state.n):
-            cells = state.free_cells(avoid_crowd=True)
-            cell = cells[rng.randrange(len(cells))]
-            state.pos[i] = cell
-            state.occ[cell] = i
-        cells = state.free_cells(avoid_crowd=False)
-        state.gary = cells[rng.randrange(len(cells))]
-        return state
-
     def _intern(self, arena: ArenaMap) -> ArenaMap:
         key = tuple(arena.rows())
         known = self._maps.get(key)
@@ -183,32 +157,17 @@ class WizardArenaGame(Game):
         self._maps[key] = arena
         return arena
 
-    def _map_from_rows(self, rows: Any) -> ArenaMap:
-        if not isinstance(rows, list) or any(not isinstance(r, str) for r in rows):
-            raise TypeError("terrain must be a list of strings")
-        key = tuple(rows)
-        known = self._maps.get(key)
-        if known is not None:
-            return known
-        arena = ArenaMap.from_rows(list(rows))
-        if arena.size != self.size:
-            raise ValueError(f"terrain is {arena.size} square, but map_size is {self.size}")
-        return self._intern(arena)
-
-    def state_from_dict(self, data: dict[str, Any]) -> ArenaState:
-        if not isinstance(data, dict):
-            raise TypeError("state must be a dict")
-        arena = self._map_from_rows(data["terrain"])
-        state = ArenaState(self, arena, rng_from_json(data["rng"]))
-        state.load_fields(data)
-        return state
+    def map_for_rows(self, rows: list[str]) -> ArenaMap:
+        """The map drawn by ``rows`` (already checked: ``map_size`` strings of ``map_size``
+        characters ``.MF``), shared with every state on the same terrain."""
+        known = self._maps.get(tuple(rows))
+        return known if known is not None else self._intern(ArenaMap.from_rows(list(rows)))
 
     def state_from_view(self, view: dict[str, Any], rng: random.Random) -> ArenaState:
         # Nothing is hidden but the random generator's future: draw a fresh one.
-        arena = self._map_from_rows(view["terrain"])
-        state = ArenaState(self, arena, random.Random(rng.getrandbits(64)))
-        state.load_fields(view)
-        return state
+        data = {k: v for k, v in view.items() if k != "seat"}
+        data["rng"] = rng_to_json(random.Random(rng.getrandbits(64)))
+        return self.load_state(data)
 
     def action_to_string(self, action: int) -> str:
         return ACTION_NAMES[action]

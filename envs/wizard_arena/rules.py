@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from envs.core import TERMINAL, State, rng_to_json
-from envs.wizard_arena.map import DIRECTION_NAMES, ArenaMap, chebyshev
+from envs.core import TERMINAL, State, StateError
+from envs.core.fields import MAX_COUNT, Bool, Choice, Convert, Field, Int, List, Optional, Record, Rng, Str
+from envs.wizard_arena.map import DIRECTION_NAMES, TERRAIN_CHARS, ArenaMap, chebyshev, generate_terrain
 
 # ---------------------------------------------------------------------------------------------
 # Actions
@@ -817,11 +818,6 @@ class ArenaState(State):
 
     # -----------------------------------------------------------------------------------------
     # Views, copies and saves
-    def player_view(self, player: int) -> dict[str, Any]:
-        data = self._public_fields()
-        data["seat"] = player
-        return data
-
     def clone(self) -> ArenaState:
         other = object.__new__(ArenaState)
         other.game = self.game
@@ -860,144 +856,102 @@ class ArenaState(State):
         other.obs_cache = self.obs_cache  # immutable snapshot, safe to share
         return other
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"rng": rng_to_json(self.rng), **self._public_fields()}
+    # -----------------------------------------------------------------------------------------
+    # The two ways to make a state: deal a fresh game, or load a saved one
+    @classmethod
+    def deal(cls, game: Any, rng: random.Random) -> ArenaState:
+        """A fresh game: seeded terrain, bots on free cells away from each other, Gary on a free cell."""
+        cfg = game.config
+        need = 3 * cfg["num_bots"] + 2
+        for _ in range(20):
+            arena = generate_terrain(cfg["map_size"], cfg["terrain_density"], rng)
+            if len(arena.free_cells) >= need:
+                break
+        else:  # pragma: no cover - the config check makes this practically impossible
+            arena = ArenaMap(cfg["map_size"], [0] * cfg["map_size"] ** 2)
+        state = cls(game, arena, rng)
+        for i in range(state.n):
+            cells = state.free_cells(avoid_crowd=True)
+            cell = cells[rng.randrange(len(cells))]
+            state.pos[i] = cell
+            state.occ[cell] = i
+        cells = state.free_cells(avoid_crowd=False)
+        state.gary = cells[rng.randrange(len(cells))]
+        return state
 
-    def _public_fields(self) -> dict[str, Any]:
-        """Everything but the random generator (all of it is public)."""
-        return {
-            "terrain": self.map.rows(),
-            "pos": list(self.pos),
-            "hp": list(self.hp),
-            "max_hp": list(self.max_hp),
-            "strength_tenths": list(self.strength),
-            "score": list(self.score),
-            "alive": list(self.alive),
-            "counters": [list(c) for c in self.counters],
-            "parties": [list(self.parties[k]) for k in sorted(self.parties)],
-            "gary": self.gary,
-            "turn": self.turn,
-            "round": self.round,
-            "phase": self._phase,
-            "actor": self.actor,
-            "ally": None if self.ally is None else list(self.ally),
-            "ally_stage": self.ally_stage,
-            "met": list(self.met),
-            "declined": [list(p) for p in self.declined],
-            "respawned": self.respawned,
-            "quiet_rounds": self.quiet_rounds,
-            "actions_taken": self.actions_taken,
-        }
+    @classmethod
+    def saved_fields(cls, game: Any) -> Record:
+        n, size = game.num_players, game.config["map_size"]
+        bot, cell = Int(0, n - 1), Int(0, size * size - 1)
+        amount = Int(0, MAX_COUNT)
+        signed = Int(-MAX_COUNT, MAX_COUNT)
+        per_bot = lambda spec: List(spec, size=n)  # noqa: E731
 
-    def load_fields(self, data: dict[str, Any]) -> None:
-        """Fill this state from a ``to_dict``/``player_view`` dict (the map is set already).
+        def to_map(rows: list[str], where: str) -> ArenaMap:
+            return game.map_for_rows(rows)
 
-        Raises KeyError/TypeError/ValueError on anything malformed.
-        """
-        n = self.n
+        def to_parties(lines: list[list[int]], where: str) -> dict[int, list[int]]:
+            parties: dict[int, list[int]] = {}
+            for line in lines:
+                if line[0] in parties:
+                    raise StateError(f"{where}: two parties are led by bot {line[0]}")
+                parties[line[0]] = line
+            return parties
 
-        def ints(key: str, length: int = n) -> list[int]:
-            value = data[key]
-            if not isinstance(value, list) or len(value) != length:
-                raise ValueError(f"{key} must be a list of {length} integers")
-            out = []
-            for v in value:
-                if isinstance(v, bool) or not isinstance(v, int):
-                    raise TypeError(f"{key} must hold integers, got {v!r}")
-                out.append(v)
-            return out
+        return Record(
+            Field("rng", Rng()),
+            Field("terrain", Convert(List(Str(size, "".join(TERRAIN_CHARS.values()), min_len=size), size=size),
+                                     to_map, ArenaMap.rows), attr="map",
+                  doc="rows of '.' free, 'M' mountain, 'F' forest"),
+            Field("pos", per_bot(cell)),
+            Field("hp", per_bot(amount)),
+            Field("max_hp", per_bot(amount)),
+            Field("strength_tenths", per_bot(Int(1, MAX_COUNT)), attr="strength"),
+            Field("score", per_bot(signed)),
+            Field("alive", per_bot(Bool())),
+            Field("counters", per_bot(List(signed, size=NUM_COUNTERS)), doc=", ".join(COUNTER_NAMES)),
+            Field("parties", Convert(List(List(bot, min_len=2, max_len=n), max_len=n // 2), to_parties,
+                                     lambda parties: [parties[k] for k in sorted(parties)]),
+                  doc="lines, leader first"),
+            Field("gary", cell),
+            Field("turn", bot),
+            Field("round", amount),
+            Field("phase", Choice(PHASES), attr="_phase"),
+            Field("actor", bot),
+            Field("ally", Optional(List(bot, size=2))),
+            Field("ally_stage", Int(0, 1)),
+            Field("met", List(bot, max_len=n)),
+            Field("declined", Convert(List(List(bot, size=2), max_len=n * n),
+                                      lambda pairs, where: [(a, b) for a, b in pairs], lambda pairs: pairs)),
+            Field("respawned", Bool()),
+            Field("quiet_rounds", Int(0, NO_PROGRESS_ROUNDS_PER_SIDE * size),
+                  doc="rounds since the last alliance, join, battle or death (the no-progress rule)"),
+            Field("actions_taken", amount, doc="actions taken this game (the time-left feature)"),
+        )
 
-        def one_int(key: str) -> int:
-            v = data[key]
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise TypeError(f"{key} must be an integer, got {v!r}")
-            return v
+    @classmethod
+    def from_fields(cls, game: Any, values: dict[str, Any]) -> ArenaState:
+        state = cls(game, values["terrain"], values["rng"])
+        for field in game.saved_fields:
+            setattr(state, field.attr, values[field.name])
+        state.after_load()
+        return state
 
-        cells = self.map.size * self.map.size
-        self.pos = ints("pos")
-        self.hp = ints("hp")
-        self.max_hp = ints("max_hp")
-        self.strength = ints("strength_tenths")
-        self.score = ints("score")
-        alive = data["alive"]
-        if not isinstance(alive, list) or len(alive) != n or any(not isinstance(v, bool) for v in alive):
-            raise ValueError("alive must be a list of booleans, one per bot")
-        self.alive = list(alive)
-        counters = data["counters"]
-        if not isinstance(counters, list) or len(counters) != n:
-            raise ValueError("counters must hold one list per bot")
-        self.counters = []
-        for row in counters:
-            if not isinstance(row, list) or len(row) != NUM_COUNTERS or any(
-                    isinstance(v, bool) or not isinstance(v, int) for v in row):
-                raise ValueError(f"each counters row must be {NUM_COUNTERS} integers")
-            self.counters.append(list(row))
-        if any(not 0 <= p < cells for p in self.pos):
-            raise ValueError("a bot stands off the map")
-        self.parties = {}
-        self.leader_of = list(range(n))
-        for line in data["parties"]:
-            if not isinstance(line, list) or len(line) < 2 or any(
-                    isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < n for m in line):
-                raise ValueError(f"bad party {line!r}")
-            if line[0] in self.parties:
-                raise ValueError(f"two parties led by {line[0]}")
-            self.parties[line[0]] = list(line)
+    def after_load(self) -> None:
+        self.leader_of = list(range(self.n))
+        for lead, line in self.parties.items():
             for m in line:
-                self.leader_of[m] = line[0]
-        self.occ = [-1] * cells
-        for i in range(n):
-            if self.alive[i]:
-                if self.occ[self.pos[i]] >= 0:
-                    raise ValueError(f"bots {self.occ[self.pos[i]]} and {i} share cell {self.pos[i]}")
+                self.leader_of[m] = lead
+        self.occ = [-1] * (self.map.size * self.map.size)
+        for i in range(self.n):
+            if self.alive[i] and self.occ[self.pos[i]] < 0:
                 self.occ[self.pos[i]] = i
-        self.gary = one_int("gary")
-        if not 0 <= self.gary < cells:
-            raise ValueError("Gary stands off the map")
-        self.turn = one_int("turn")
-        self.round = one_int("round")
-        self.actor = one_int("actor")
-        if not (0 <= self.turn < n and 0 <= self.actor < n):
-            raise ValueError("turn/actor out of range")
-        phase = data["phase"]
-        if phase not in PHASES:
-            raise ValueError(f"unknown phase {phase!r}")
-        self._phase = phase
-        ally = data["ally"]
-        if ally is None:
-            self.ally = None
-        else:
-            if not isinstance(ally, list) or len(ally) != 2 or any(
-                    isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < n for m in ally):
-                raise ValueError(f"bad ally pair {ally!r}")
-            self.ally = list(ally)
-        if phase == ALLY and self.ally is None:
-            raise ValueError("phase 'ally' needs an ally pair")
-        self.ally_stage = one_int("ally_stage")
-        if self.ally_stage not in (0, 1):
-            raise ValueError("ally_stage must be 0 or 1")
-        met = data["met"]
-        if not isinstance(met, list) or any(isinstance(m, bool) or not isinstance(m, int) for m in met):
-            raise ValueError("met must be a list of bot indices")
-        self.met = list(met)
-        self.declined = []
-        for pair in data["declined"]:
-            if not isinstance(pair, list) or len(pair) != 2 or any(
-                    isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < n for m in pair):
-                raise ValueError(f"bad declined pair {pair!r}")
-            self.declined.append((pair[0], pair[1]))
-        if not isinstance(data["respawned"], bool):
-            raise TypeError("respawned must be a boolean")
-        self.respawned = data["respawned"]
-        self.quiet_rounds = one_int("quiet_rounds")
-        if not 0 <= self.quiet_rounds <= self.no_progress_limit:
-            raise ValueError(f"quiet_rounds must be in [0, {self.no_progress_limit}]")
-        if phase != OVER and self.quiet_rounds == self.no_progress_limit:
-            raise ValueError("quiet_rounds has reached the no-progress limit but the game is not over")
-        self.actions_taken = one_int("actions_taken")
-        if self.actions_taken < 0:
-            raise ValueError("actions_taken must be >= 0")
         self.set_legal_mask(None)
+
+    def player_view(self, player: int) -> dict[str, Any]:
+        data = self.game.saved_fields.dump(self, skip=("rng",))
+        data["seat"] = player
+        return data
 
     # -----------------------------------------------------------------------------------------
     def check_invariants(self) -> list[str]:
@@ -1056,6 +1010,19 @@ class ArenaState(State):
             problems.append("occupancy grid does not match the bots' positions")
         if not arena.passable[self.gary]:
             problems.append("Gary stands on an obstacle")
+        phase = self._phase
+        if phase == ALLY:
+            if self.ally is None or self.ally[0] != self.actor or self.ally[1] == self.actor \
+                    or self.ally[1] not in self.met:
+                problems.append(f"ally: pair {self.ally} is not the actor {self.actor} and a bot it just met")
+        elif self.ally is not None or self.ally_stage:
+            problems.append(f"ally: an alliance question {self.ally} outside the ally phase")
+        if self.turn != self.actor:
+            problems.append(f"turn: bot {self.turn}'s turn, but bot {self.actor} acts")
+        if phase == MOVE and (self.met or self.respawned):
+            problems.append("met: encounters or a respawn recorded before the actor has moved")
+        if len(set(self.met)) != len(self.met):
+            problems.append(f"met: a side is met twice ({self.met})")
         if self._phase != OVER:
             p = self.current_player()
             if not self.alive[p]:
@@ -1067,6 +1034,9 @@ class ArenaState(State):
                 problems.append(f"bot {p} acts but is not a living solo or leader")
             if len(self.living_sides()) <= 1:
                 problems.append("the game should be over: one side remains")
+            if self.quiet_rounds >= self.no_progress_limit:
+                problems.append(f"quiet_rounds has reached the no-progress limit {self.no_progress_limit} "
+                                "but the game is not over")
         elif len(self.living_sides()) > 1 and self.quiet_rounds < self.no_progress_limit:
             problems.append("the game is over but several sides remain")
         if not 0 <= self.quiet_rounds <= self.no_progress_limit:

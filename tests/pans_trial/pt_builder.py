@@ -78,7 +78,7 @@ def build(game, board: str, pos=((5, 3), (0, 2)), hands=("", ""), damage=("", ""
         "appease_card": [-1, -1],
     }
     data.update(extra)
-    state = game.state_from_dict(data)
+    state = game.load_state(data)
     assert not state.check_invariants(), state.check_invariants()
     return state
 

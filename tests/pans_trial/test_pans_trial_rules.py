@@ -586,7 +586,7 @@ def test_observation_cache_matches_a_fresh_encoding():
                     g.observe(s, p)  # fill the cache
                 a = s.legal_actions()
                 s.apply_action(a[rng.randrange(len(a))])
-                fresh = g.state_from_dict(json.loads(json.dumps(s.to_dict())))
+                fresh = g.load_state(json.loads(json.dumps(s.to_dict())))
                 for p in (0, 1):
                     obs = g.observe(s, p)
                     assert np.array_equal(obs, g.observe(fresh, p))

@@ -1,4 +1,4 @@
-"""Nim with a hidden die: the Game (config, facts, dealing, observation, names)."""
+"""Nim with a hidden die: the Game (config, facts, observation, names)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import random
 
 import numpy as np
 
-from envs.core import Game, StateError, make_rng, rng_from_json
+from envs.core import Game
 from envs.nim.rules import NUM_ACTIONS, NimState
 
 
 class NimGame(Game):
     name = "nim_v0"
+    state_class = NimState
     default_max_cycles = 50
     config_families = {"default": {}, "small heap": {"heap": 4}}
     benchmark_configs = {"default": {}}
@@ -31,19 +32,6 @@ class NimGame(Game):
         if isinstance(heap, bool) or not isinstance(heap, int) or heap < 1:
             raise self.config_error("heap", heap, "an integer >= 1")
         return {"heap": heap}
-
-    def new_initial_state(self, seed=None):
-        rng = make_rng(seed)
-        return NimState(self, rng, self.config["heap"], 0, [rng.randrange(6), rng.randrange(6)])
-
-    def state_from_dict(self, data):
-        player = int(data["player"])
-        if player not in (0, 1):
-            raise StateError(f"player must be 0 or 1, got {player}")
-        s = NimState(self, rng_from_json(data["rng"]), int(data["heap"]), player,
-                     [int(x) for x in data["secret"]])
-        s.winner = data["winner"]
-        return s
 
     def state_from_view(self, view, rng):
         secret = [rng.randrange(6), rng.randrange(6)]

@@ -11,7 +11,8 @@ import random
 
 import numpy as np
 
-from envs.core import TERMINAL, State, rng_to_json
+from envs.core import TERMINAL, State
+from envs.core.fields import Field, Int, List, Optional, Record, Rng
 
 TAKE_1, TAKE_2, TAKE_3 = 0, 1, 2
 NUM_ACTIONS = 3
@@ -69,6 +70,23 @@ class NimState(State):
         other.winner = self.winner
         return other
 
-    def to_dict(self):
-        return {"rng": rng_to_json(self.rng), "heap": self.heap, "player": self.player,
-                "secret": self.secret, "winner": self.winner}
+    # The two ways to make a state: deal a fresh game, or load the declared fields of a saved one
+    @classmethod
+    def deal(cls, game, rng):
+        return cls(game, rng, game.config["heap"], 0, [rng.randrange(6), rng.randrange(6)])
+
+    @classmethod
+    def saved_fields(cls, game):
+        return Record(
+            Field("rng", Rng()),
+            Field("heap", Int(0, game.config["heap"])),
+            Field("player", Int(0, 1)),
+            Field("secret", List(Int(0, 5), size=2)),
+            Field("winner", Optional(Int(0, 1))),
+        )
+
+    @classmethod
+    def from_fields(cls, game, values):
+        state = cls(game, values["rng"], values["heap"], values["player"], values["secret"])
+        state.winner = values["winner"]
+        return state
