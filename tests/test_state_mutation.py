@@ -11,7 +11,6 @@ single load-and-play that runs longer than a generous wall-clock guard (a hang).
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import random
 import signal
@@ -26,7 +25,7 @@ from envs.core.testing import check_state
 CASES = [
     pytest.param(name, family, config, id=f"{name}-{family}")
     for name in envs.NAMES
-    for family, config in importlib.import_module(f"envs.{name}").CONFIGS.items()
+    for family, config in envs.game_class(name).config_families.items()
 ]
 
 #: Positions saved per configuration family, actions replayed after a load, mutated paths per save.

@@ -41,14 +41,15 @@ def test_draft_scores_kings_queens_tens_and_new_suits():
     me = state.current_player()
     # nothing drafted: King 120 + 40 (no own King) + 15 (opponent has none) + 10 (new suit) = 185
     assert R.IS_KING[decide(state) - R.A_DRAFT]
-    # me: K clubs and Q hearts; opponent: K diamonds. Kings are gone (two drafted). Queens of a new
-    # suit score 80 + 10 = 90 (diamonds, spades); the Q of clubs 80; tens at most 55 + 10
-    kc, qh, kd = R.KINGS[0], 2 * 13 + 11, R.KINGS[1]
-    for c in (kc, qh, kd):
+    # me: K clubs and Q hearts; opponent: K diamonds and 10 hearts (a legal draft position: the seat
+    # to pick holds as many cards as the other). Queens of a new suit score 80 + 10 = 90 (diamonds,
+    # spades); the Q of clubs 80; tens at most 55 + 10
+    kc, qh, kd, th = R.KINGS[0], 2 * 13 + 11, R.KINGS[1], 2 * 13 + 9
+    for c in (kc, qh, kd, th):
         state.pool.remove(c)
     state.hands[me] += [kc, qh]
-    state.hands[1 - me] += [kd]
-    state._mask = None
+    state.hands[1 - me] += [kd, th]
+    state.set_legal_mask(None)
     picks = {decide(state, seed=s) - R.A_DRAFT for s in range(6)}
     assert picks <= {1 * 13 + 11, 3 * 13 + 11} and picks  # Q of diamonds or of spades
 
@@ -152,7 +153,8 @@ def test_restructure_always_moves_the_walls_suit_and_picks_the_partner_by_score(
     s = requests(("W2 T12 T11", "X3 X10 X9"))
     assert decide(s) == R.A_REQUEST + R.PLANE_SHIFT  # not behind on damage nor on moves
     s.stage = R.RESTRUCTURE_PICK  # the same position, as if Restructure had been asked
-    s._mask = None
+    s.first_request = R.RESTRUCTURE
+    s.set_legal_mask(None)
     assert decide(s) == R.A_RESTRUCTURE + R.SUIT_PAIRS.index((0, 3))
 
 
