@@ -77,7 +77,6 @@ from typing import Any
 
 import numpy as np
 
-import envs
 from agents.base import Agent
 from agents.registry import register
 from envs.pans_trial import rules as R
@@ -159,11 +158,8 @@ class OriginalExperiencedAgent(Agent):
     """The original's Experienced profile (see the module notes)."""
 
     def reset(self, seat: int, game: Any) -> None:
-        """``game`` is the ``Game`` (or, from older runners, its config dict)."""
-        if isinstance(game, dict):
-            game = envs.make_game("pans_trial_v0", **game)
-        super().reset(seat, game.config)
-        self.game = game
+        """``game`` is the configured ``Game``."""
+        super().reset(seat, game)
 
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
         legal = np.flatnonzero(observation["action_mask"]).tolist()

@@ -38,7 +38,7 @@ def test_record_round_trip_replays_to_the_same_result(game, tmp_path):
     loaded = load_record(path)
     assert loaded.to_dict() == record.to_dict()
     env = replay(loaded)
-    assert env.unwrapped.game_state.returns() == result.returns or record.result["truncated"]
+    assert env.unwrapped.engine_state.returns() == result.returns or record.result["truncated"]
     assert all(m.name == env.action_to_string(m.action) for m in loaded.moves)
 
 

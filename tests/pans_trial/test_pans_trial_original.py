@@ -7,11 +7,13 @@ immediate bonus); the test checks the agent makes exactly that choice.
 
 from __future__ import annotations
 
+import pytest
 from pt_builder import build, card, sq
 
 import agents
 import envs.pans_trial_v0 as pt
 from agents.pans_trial_original import OriginalExperiencedAgent, evaluate, shift_action
+from agents.runner import decide as agent_decides
 from envs.pans_trial import rules as R
 
 AGENT = "pans_trial_v0/experienced-v2"
@@ -19,18 +21,18 @@ HOLES = "\n".join([" ".join(["."] * 6)] * 6)
 
 
 def decide(state, seed=0):
-    return agents.play.decide(AGENT, state, seed=seed)
+    return agent_decides(AGENT, state, seed=seed)
 
 
-def test_registered_and_accepts_a_game_or_a_config():
+def test_registered_and_takes_the_game():
     assert AGENT in agents.available("pans_trial_v0")
     assert "pans_trial_v0/experienced-v1" in agents.available("pans_trial_v0")
     bot = agents.make(AGENT, seed=0)
     game = pt.Game()
     bot.reset(1, game)
     assert bot.game is game and bot.seat == 1
-    bot.reset(0, dict(game.config))
-    assert bot.game.config == game.config
+    with pytest.raises(TypeError, match="takes the configured Game"):  # as every agent: no config dicts
+        bot.reset(0, dict(game.config))
 
 
 def test_draft_scores_kings_queens_tens_and_new_suits():
@@ -168,8 +170,8 @@ def test_placement_first_submitted_card_first_into_the_best_hole():
     assert (decide(s) - R.A_PLACE) // 36 == 1
 
 
-def test_plays_whole_games_legally_with_either_reset_argument():
-    from agents.play import play_game
+def test_plays_whole_games_legally():
+    from agents.runner import play_game
 
     for seed in range(6):
         ids = [AGENT, "pans_trial_v0/random-v0"][:: 1 if seed % 2 == 0 else -1]
