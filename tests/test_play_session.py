@@ -46,7 +46,7 @@ def test_whole_game_record_replays_and_pictures_come_from_the_view(game):
         s.play(0, _first_legal(s))
     assert s.record.result["over"]
     env = replay(s.record)
-    assert env.save_state() == s.adapter.save()
+    assert env.save_state() == s.runner.env.save_state()
 
 
 def test_out_of_turn_illegal_and_agent_seat_moves_are_refused():
@@ -87,13 +87,13 @@ def test_hidden_choice_of_an_opponent_is_not_named():
 def test_undo_restores_the_state_when_nothing_hidden_was_revealed():
     s = _session("wizard_arena_v0", seed=2)
     s.run_agents()
-    before = s.adapter.save()
+    before = s.runner.env.save_state()
     moves_before = len(s.record.moves)
     s.play(0, _first_legal(s))
     s.run_agents()
     assert s.can_undo() is None
     s.undo()
-    assert s.adapter.save() == before
+    assert s.runner.env.save_state() == before
     assert len(s.record.moves) == moves_before
     assert s.record.meta["undos"] == 1
     with pytest.raises(UndoRefused, match="no human move"):
@@ -114,12 +114,12 @@ def test_save_and_resume_continue_exactly_and_edits_are_refused():
         s.play(0, _first_legal(s))
     data = json.loads(json.dumps(s.save()))
     resumed = Session.load(data)
-    assert resumed.adapter.save() == s.adapter.save()
+    assert resumed.runner.env.save_state() == s.runner.env.save_state()
     assert resumed.seats == s.seats and resumed.record.moves == s.record.moves
     # both continue identically
     for session in (s, resumed):
         session.run_agents()
-    assert resumed.adapter.save() == s.adapter.save()
+    assert resumed.runner.env.save_state() == s.runner.env.save_state()
 
     edited = json.loads(json.dumps(data))
     edited["record"]["moves"][3]["action"] = 13
@@ -146,7 +146,7 @@ def test_out_of_turn_decisions_are_asked_of_the_human_seat():
                 break
             view = s.view(0)
             if view["stage"] != "draft" and view["active"] == 1:
-                asked.add(s.adapter.state.phase)
+                asked.add(s.phase)
             s.play(0, _first_legal(s))
     assert asked & {"combat", "appease_first", "appease_second"}, asked
 
@@ -154,10 +154,10 @@ def test_out_of_turn_decisions_are_asked_of_the_human_seat():
 def test_undo_history_survives_save_and_resume():
     s = _session("wizard_arena_v0", seed=2)
     s.run_agents()
-    before = s.adapter.save()
+    before = s.runner.env.save_state()
     s.play(0, _first_legal(s))
     s.run_agents()
     resumed = Session.load(json.loads(json.dumps(s.save())))
     assert resumed.can_undo() is None
     resumed.undo()
-    assert resumed.adapter.save() == before
+    assert resumed.runner.env.save_state() == before
