@@ -161,3 +161,29 @@ def test_undo_history_survives_save_and_resume():
     assert resumed.can_undo() is None
     resumed.undo()
     assert resumed.runner.env.save_state() == before
+
+
+def test_the_session_plays_in_the_runner_and_an_agent_that_cheats_is_named(monkeypatch):
+    from agents.runner import Runner
+
+    s = _session("sequence_v0", seed=3)
+    assert isinstance(s.runner, Runner) and s.runner.seats[0] is None and s.runner.seats[1] is s.agents[1]
+    assert s.agents[1].game is s.game and s.agents[1].seat == 1
+    s.play(0, _first_legal(s))
+    legal = {a for a, _ in s.legal_moves()}
+    illegal = next(a for a in range(s.game.num_actions) if a not in legal)
+    monkeypatch.setattr(s.agents[1], "act", lambda observation, view: illegal)
+    before = s.runner.env.save_state()
+    with pytest.raises(SessionError, match="sequence_v0/heuristic-v1 at player_1 chose an illegal action"):
+        s.step_agent()
+    assert s.runner.env.save_state() == before and len(s.record.moves) == len(s.events) == 1
+
+
+def test_a_game_cut_at_the_move_limit_says_so_and_its_record_replays():
+    s = Session("wizard_arena_v0", ["wizard_arena_v0/random-v0"] * 2, config={"num_bots": 2, "map_size": 8},
+                seed=1, max_cycles=3)
+    events = s.run_agents()
+    assert s.over and len(events) == 6 and [e.index for e in events] == list(range(1, 7))
+    assert s.describe_result().startswith("cut off at the move limit")
+    assert s.record.result["truncated"] and s.record.max_cycles == 3
+    assert replay(s.record).save_state() == s.runner.env.save_state()
