@@ -73,7 +73,7 @@ def _position(text, n, config=None, **kw):
 
 def _heuristic(state, seat, seed=0):
     bot = agents.make(HEURISTIC, seed=seed)
-    bot.reset(seat, state.game.config)
+    bot.reset(seat, state.game)
     return bot
 
 
