@@ -24,7 +24,8 @@ Both front ends (``play.terminal`` and ``play.web``) sit on :class:`Session`. A 
 The game runs in :class:`agents.runner.Runner`, the loop every tool plays in: a human seat is a
 seat played from outside (``None``), the agents' seats move in ``Runner.step``, the
 :class:`~agents.records.Recorder` hook writes the record and the session's own hook notes each
-move for the move list. Undo and resume go back to a saved position with ``Runner.restore``.
+move for the move list. Undo goes back to the saved position with ``Runner.restore``; resume starts
+the runner from the saved position.
 """
 
 from __future__ import annotations
@@ -301,7 +302,10 @@ class Session:
         agent_id = agent_id or default_hint_agent(self.game_name)
         if agent_id not in agents.available(self.game_name):
             raise SessionError(f"no agent {agent_id!r} for {self.game_name}; agents: {agents.available(self.game_name)}")
-        action = decide(agent_id, self.runner.state, seed=self.agent_seed + 1000 + len(self.record.moves))
+        try:
+            action = decide(agent_id, self.runner.state, seed=self.agent_seed + 1000 + len(self.record.moves))
+        except IllegalActionError as exc:
+            raise SessionError(f"no hint: {exc}") from None
         return action, self.game.action_to_string(action), agent_id
 
     def _visible(self, state, mover: int, action: int, viewer: int) -> bool:
