@@ -11,9 +11,12 @@ name, the result and the library version that wrote it::
      "result": {"over": true, "truncated": false, "returns": [1.0, -1.0]},
      "meta": {"source": "play", "created": "2026-11-30T20:00:00Z"}}
 
-Play sessions (``play/``) write them; evaluation and tournaments can write them with
-:func:`record_game`. :func:`replay` plays a record through the strict environment and refuses it
-with a :class:`RecordError` naming the first move that does not replay (another seat to act, an
+Every game runs in :class:`agents.runner.Runner`, and :class:`Recorder` is the runner hook that
+writes its record move by move: play sessions (``play/``), evaluation (``python -m
+training.evaluate --records DIR``) and tournaments (``python -m tools.tournament --records DIR``)
+all use it; :func:`record_game` writes the record of a game already played from its actions.
+:func:`replay` plays a record again in the runner, every seat played from the record, and refuses
+it with a :class:`RecordError` naming the first move that does not replay (another seat to act, an
 action id that has another name in this version, an illegal action, a different result).
 
 Records from outside are data: :func:`load_record` reads at most :data:`MAX_RECORD_BYTES`, and
@@ -33,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import envs
+from agents.runner import Runner, RunnerHooks
 from envs.core import ConfigError, IllegalActionError
 
 RECORD_FORMAT = "tabletop-rl/record"
@@ -290,18 +294,11 @@ def make_env(record: Record, render_mode: str | None = None):
     return env
 
 
-def engine_state(env):
-    """The environment's full engine state (``engine_state``, formerly ``game_state``)."""
-    inner = getattr(env, "unwrapped", env)
-    state = getattr(inner, "engine_state", None)
-    return state if state is not None else inner.game_state
-
-
 def env_result(env) -> dict[str, Any]:
     """The ``result`` part of a record for an environment stopped at its last move (finished or not)."""
     agent = env.agent_selection
     truncated = bool(env.truncations.get(agent, False)) and not env.terminations.get(agent, False)
-    state = engine_state(env)
+    state = env.unwrapped.engine_state
     if state.is_terminal():
         return {"over": True, "truncated": False, "returns": [float(r) for r in state.returns()]}
     if truncated:
@@ -311,20 +308,19 @@ def env_result(env) -> dict[str, Any]:
 
 def replay(record: Record, on_move: Callable[[int, Move, Any], None] | None = None,
            render_mode: str | None = None):
-    """Play ``record`` again through the strict environment and return that environment.
+    """Play ``record`` again in the runner (every seat played from the record); return the environment.
 
     ``on_move(i, move, env)`` is called after move ``i`` (1-based) has been applied. Raises
     :class:`RecordError` naming the first move that does not replay, or saying how the result
     differs from the recorded one.
     """
     env = make_env(record, render_mode=render_mode)
-    index = {a: i for i, a in enumerate(env.possible_agents)}
+    runner = Runner(record.game, [None] * len(record.seats), seed=record.seed, env=env)
     for i, move in enumerate(record.moves, 1):
         where = f"move {i} (player_{move.seat}, {move.name!r})"
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
+        seat = runner.seat_to_act
+        if seat is None:
             raise RecordError(f"{where} does not replay: the game was already over")
-        seat = index[agent]
         if move.seat != seat:
             raise RecordError(f"{where} does not replay: player_{seat} is to act there")
         if not 0 <= move.action < env.game.num_actions:
@@ -334,7 +330,7 @@ def replay(record: Record, on_move: Callable[[int, Move, Any], None] | None = No
         if name != move.name:
             raise RecordError(f"{where} does not replay: action {move.action} is named {name!r} in this version")
         try:
-            env.step(move.action)
+            runner.apply(move.action, seat)
         except IllegalActionError as exc:
             raise RecordError(f"{where} does not replay: {exc}") from None
         if on_move is not None:
@@ -357,28 +353,62 @@ def new_record(env, seed: int, seats: Sequence[str], meta: dict[str, Any] | None
                         **(meta or {})})
 
 
+class Recorder(RunnerHooks):
+    """A runner hook that writes the :class:`Record` of the game it watches, move by move.
+
+    ``seats`` names who plays each seat (``"human"`` or an agent id); ``meta`` is added to the
+    record's ``meta``. The record (``recorder.record``) starts when the runner starts, gains a
+    :class:`Move` after every action and its ``result`` when the game ends; the runner must be
+    seeded (a record replays from its seed)::
+
+        recorder = Recorder(ids, meta={"source": "evaluate"})
+        agents.play_game(game, seat_agents, seed=7, hooks=[recorder])
+        recorder.record.save("game.json")
+    """
+
+    def __init__(self, seats: Sequence[str], meta: dict[str, Any] | None = None) -> None:
+        self.seats = list(seats)
+        self.meta = dict(meta or {})
+        self.record: Record | None = None
+
+    def on_start(self, runner: Runner) -> None:
+        if runner.seed is None:
+            raise RecordError(f"{runner.game_name}: a record needs a seeded game (seed=None was given); "
+                              "a record replays from its seed")
+        if len(self.seats) != runner.game.num_players:
+            raise RecordError(f"{runner.game_name} has {runner.game.num_players} seats; the recorder names "
+                              f"{len(self.seats)} ({self.seats})")
+        self.record = new_record(runner.env, runner.seed, self.seats, self.meta)
+
+    def on_step(self, runner: Runner, seat: int, action: int) -> None:
+        assert self.record is not None
+        self.record.moves.append(Move(seat, action, runner.game.action_to_string(action)))
+
+    def on_end(self, runner: Runner, record: Any) -> None:
+        assert self.record is not None
+        self.record.result = env_result(runner.env)
+
+
 def record_game(game_name: str, seats: Sequence[str], seed: int, actions: Sequence[int],
                 config: dict[str, Any] | None = None, max_cycles: int | None = None,
                 meta: dict[str, Any] | None = None) -> Record:
     """A record of a game already played (e.g. by ``play_game(..., record_actions=True)``).
 
-    The actions are replayed to name them, attribute them to seats and fill in the result, so a
-    record written here always replays.
+    The actions are played again in the runner to name them, attribute them to seats and fill in
+    the result, so a record written here always replays. (To record a game while it is played,
+    hand the runner a :class:`Recorder`.)
     """
     kwargs = dict(config or {})
     if max_cycles is not None:
         kwargs["max_cycles"] = max_cycles
-    env = envs.make(game_name, raw=True, **kwargs)
-    env.reset(seed=seed)
-    record = new_record(env, seed, seats, meta)
-    index = {a: i for i, a in enumerate(env.possible_agents)}
+    recorder = Recorder(seats, meta)
+    runner = Runner(game_name, [None] * len(recorder.seats), seed=seed, config=kwargs, hooks=[recorder])
     for action in actions:
-        seat = index[env.agent_selection]
-        record.moves.append(Move(seat, int(action), env.action_to_string(int(action))))
-        env.step(int(action))
-    record.result = env_result(env)
-    return record
+        runner.apply(int(action))
+    assert recorder.record is not None
+    recorder.record.result = env_result(runner.env)
+    return recorder.record
 
 
-__all__ = ["HUMAN", "MAX_MOVES", "MAX_RECORD_BYTES", "Move", "Record", "RecordError", "engine_state", "env_result",
+__all__ = ["HUMAN", "MAX_MOVES", "MAX_RECORD_BYTES", "Move", "Record", "RecordError", "Recorder", "env_result",
            "library_version", "load_record", "make_env", "new_record", "parse_record", "record_game", "replay"]

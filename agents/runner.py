@@ -8,9 +8,11 @@ games here, through the strict ``raw_env`` (an agent that returns an illegal act
 * :class:`Runner` is the same loop, step by step, for front ends and learners: a seat given
   ``None`` instead of an agent is played from outside. ``seat_to_act`` says which seat must act,
   ``apply(action, seat)`` plays that seat's move, ``advance()`` lets every agent seat move until an
-  outside seat must act or the game ends.
-* :class:`RunnerHooks` is called at the start, after every action and at the end (progress bars,
-  traces, statistics), so a tool never writes its own episode loop.
+  outside seat must act or the game ends; ``restore(saved)`` goes back to a saved position (undo,
+  resume).
+* :class:`RunnerHooks` is called at the start, before and after every action and at the end
+  (progress bars, traces, statistics, game records, a front end's move list), so a tool never
+  writes its own episode loop.
 
 >>> import agents
 >>> from agents.runner import Runner
@@ -65,6 +67,13 @@ class RunnerHooks:
 
     def on_start(self, runner: Runner) -> None:
         """The game is set up (agents reset), no action taken yet."""
+
+    def before_step(self, runner: Runner, seat: int, action: int) -> None:
+        """``seat`` is about to play ``action``; ``runner.state`` is still the position before it.
+
+        The action is not checked yet: if the rules forbid it, :meth:`Runner.apply` raises and no
+        ``on_step`` follows.
+        """
 
     def on_step(self, runner: Runner, seat: int, action: int) -> None:
         """``seat`` played ``action``; ``runner.state`` is the position after it."""
@@ -148,6 +157,22 @@ class Runner:
     def num_steps(self) -> int:
         return self.env.num_steps
 
+    @property
+    def end_reason(self) -> str | None:
+        """Why the game ended (see :attr:`GameRecord.end_reason`), or None while it goes on."""
+        if not self.finished:
+            return None
+        env = self.env
+        if any(env.truncations.values()) and not env.engine_state.is_terminal():
+            return TRUNCATED
+        return env.engine_state.end_reason() or "illegal"
+
+    def legal_actions(self) -> list[int]:
+        """The legal action ids of the seat to act, in increasing order ([] once the game is over)."""
+        if self.finished:
+            return []
+        return np.flatnonzero(self.env.engine_state.legal_mask()).tolist()
+
     def inputs(self, seat: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """What the agent at ``seat`` is handed: its observation dict and its player view."""
         name = self.env.agent_of(seat)
@@ -165,6 +190,8 @@ class Runner:
             raise RuntimeError(f"{self.game_name}: the game is over; no seat may act")
         if seat is not None and seat != to_act:
             raise RuntimeError(f"{self.game_name}: seat {seat} may not act now; seat {to_act} must")
+        for hook in self.hooks:
+            hook.before_step(self, to_act, action)
         self.env.step(action)  # raises IllegalActionError for anything the rules forbid
         action = int(action)
         if self.record_actions:
@@ -195,6 +222,23 @@ class Runner:
                 return seat
             self.step()
 
+    def restore(self, state: dict[str, Any], actions: Sequence[int] = ()) -> None:
+        """Continue from ``state`` (a save from ``env.save_state()``), as the ``state`` argument does.
+
+        For undo and resume: the agents are reset (an agent's memory of the abandoned line goes),
+        ``record`` is cleared and ``actions`` (the actions that led to ``state``, when recorded)
+        replaces the recorded actions. Hooks are not started again; if ``state`` is a final
+        position, ``on_end`` is called at once.
+        """
+        self.env.reset(options={"state": state})
+        for seat, agent in enumerate(self.seats):
+            if agent is not None:
+                agent.reset(seat, self.game)
+        self.actions = [int(a) for a in actions]
+        self.record = None
+        if self.finished:
+            self._finish()
+
     def run(self) -> GameRecord:
         """Play to the end (every seat must have an agent) and return the record."""
         seat = self.advance()
@@ -206,12 +250,11 @@ class Runner:
     def _finish(self) -> None:
         env = self.env
         returns = [env.cumulative_reward(name) for name in env.possible_agents]
-        truncated = any(env.truncations.values()) and not env.engine_state.is_terminal()
-        reason = TRUNCATED if truncated else (env.engine_state.end_reason() or "illegal")
+        reason = self.end_reason
         self.record = GameRecord(
             returns=returns,
             length=env.num_steps,
-            truncated=truncated,
+            truncated=reason == TRUNCATED,
             end_reason=reason,
             actions=self.actions,
             final_state=env.save_state() if self.keep_final_state else None,

@@ -189,16 +189,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _num_seats(args) -> int:
-    from envs.core import ConfigError
-    from play.session import EnvAdapter, SessionError, resolve_config
+    from play.session import resolve_config, seat_count
 
     config = _config(args)
     if isinstance(config, str):
         config = resolve_config(args.game, config)
-    try:
-        return EnvAdapter(args.game, config, max_cycles=args.max_cycles).num_seats
-    except ConfigError as exc:
-        raise SessionError(str(exc)) from None
+    return seat_count(args.game, config)
 
 
 if __name__ == "__main__":

@@ -21,13 +21,15 @@ Both front ends (``play.terminal`` and ``play.web``) sit on :class:`Session`. A 
   cards decide something.) With several human seats (hot seat), undo takes back the most recent
   human move, whoever made it. Undo history survives save and resume.
 
-The environment is driven through its public API by :class:`EnvAdapter` alone — the one place to
-switch to ``agents.runner.Runner`` once it lands.
+The game runs in :class:`agents.runner.Runner`, the loop every tool plays in: a human seat is a
+seat played from outside (``None``), the agents' seats move in ``Runner.step``, the
+:class:`~agents.records.Recorder` hook writes the record and the session's own hook notes each
+move for the move list. Undo goes back to the saved position with ``Runner.restore``; resume starts
+the runner from the saved position.
 """
 
 from __future__ import annotations
 
-import importlib
 import random
 import secrets
 from collections.abc import Sequence
@@ -38,21 +40,15 @@ import numpy as np
 
 import agents
 import envs
-from agents.records import (
-    HUMAN,
-    Move,
-    Record,
-    RecordError,
-    engine_state,
-    env_result,
-    new_record,
-    replay,
-)
+from agents.records import HUMAN, Move, Record, Recorder, RecordError, env_result, make_env, replay
+from agents.runner import TRUNCATED, Runner, RunnerHooks, decide
 from envs.core import ConfigError, IllegalActionError, StateError
 
 SESSION_FORMAT = "tabletop-rl/session"
 #: Deals sampled when deciding whether undo would reveal hidden information.
 UNDO_SAMPLES = 6
+#: How the result line names the ways a game can end (``Runner.end_reason``).
+END_TEXT = {"no-progress": "ended by the no-progress rule", TRUNCATED: "cut off at the move limit"}
 
 
 class SessionError(ValueError):
@@ -64,90 +60,9 @@ class UndoRefused(SessionError):
 
 
 # ----------------------------------------------------------------------------------------------
-class EnvAdapter:
-    """Drives one strict environment through its public API.
-
-    Everything the session needs from a runner, in one place: reset / restore / save, whose turn
-    it is, the legal actions, one seat's observation and view, applying an action, the result and
-    the full engine state (for the session's own checks; never handed to a seat).
-    """
-
-    def __init__(self, game_name: str, config: dict[str, Any] | None = None, max_cycles: int | None = None,
-                 render_mode: str | None = None) -> None:
-        kwargs = dict(config or {})
-        if max_cycles is not None:
-            kwargs["max_cycles"] = max_cycles
-        self.env = envs.make(game_name, raw=True, render_mode=render_mode, **kwargs)
-        self.game = self.env.game
-        self.game_name = game_name
-        self.num_seats = len(self.env.possible_agents)
-
-    @classmethod
-    def around(cls, env) -> EnvAdapter:
-        """Wrap an environment already built and reset (e.g. by a record replay)."""
-        self = cls.__new__(cls)
-        self.env = env
-        self.game = env.game
-        self.game_name = env.game.name
-        self.num_seats = len(env.possible_agents)
-        return self
-
-    def reset(self, seed: int) -> None:
-        self.env.reset(seed=seed)
-
-    def restore(self, saved: dict[str, Any]) -> None:
-        self.env.reset(options={"state": saved})
-
-    def save(self) -> dict[str, Any]:
-        return self.env.save_state()
-
-    @property
-    def state(self):
-        return engine_state(self.env)
-
-    @property
-    def over(self) -> bool:
-        agent = self.env.agent_selection
-        return bool(self.env.terminations[agent] or self.env.truncations[agent])
-
-    def to_act(self) -> int | None:
-        return None if self.over else self.env.possible_agents.index(self.env.agent_selection)
-
-    def legal_actions(self) -> list[int]:
-        if self.over:
-            return []
-        return np.flatnonzero(self.env.observe(self.env.agent_selection)["action_mask"]).tolist()
-
-    def observation(self, seat: int) -> dict[str, np.ndarray]:
-        return self.env.observe(self.env.possible_agents[seat])
-
-    def view(self, seat: int) -> dict[str, Any]:
-        return self.env.player_view(self.env.possible_agents[seat])
-
-    def step(self, action: int) -> None:
-        self.env.step(int(action))
-
-    def name(self, action: int) -> str:
-        return self.env.action_to_string(int(action))
-
-    def result(self) -> dict[str, Any]:
-        return env_result(self.env)
-
-    def render(self) -> Any:
-        return self.env.render()
-
-
-def reset_agent(agent, seat: int, game) -> None:
-    """Hand an agent its seat and the game (the ``reset(seat, game)`` shape, or today's config dict)."""
-    try:
-        agent.reset(seat, game)
-    except (TypeError, AttributeError, KeyError):
-        agent.reset(seat, dict(game.config))
-
-
-def has_hidden_information(game_name: str) -> bool:
-    module = importlib.import_module(f"envs.{game_name}")
-    return bool(getattr(module, "HIDDEN_INFORMATION", True))
+def config_families(game_name: str) -> dict[str, dict[str, Any]]:
+    """The game's named configs (``Game.config_families``)."""
+    return {k: dict(v) for k, v in envs.game_class(game_name).config_families.items()}
 
 
 def resolve_config(game_name: str, config: str | dict[str, Any] | None) -> dict[str, Any]:
@@ -156,18 +71,20 @@ def resolve_config(game_name: str, config: str | dict[str, Any] | None) -> dict[
         return {}
     if isinstance(config, dict):
         return dict(config)
-    families = getattr(envs.game_class(game_name), "config_families", None) or \
-        getattr(importlib.import_module(f"envs.{game_name}"), "CONFIGS", {})
+    families = config_families(game_name)
     if config not in families:
         raise SessionError(f"{game_name} has no config named {config!r}; known: {sorted(families)}")
-    return dict(families[config])
+    return families[config]
 
 
-def config_families(game_name: str) -> dict[str, dict[str, Any]]:
-    families = getattr(envs.game_class(game_name), "config_families", None)
-    if not isinstance(families, dict):
-        families = getattr(importlib.import_module(f"envs.{game_name}"), "CONFIGS", {})
-    return {k: dict(v) for k, v in families.items()}
+def seat_count(game_name: str, config: dict[str, Any] | None = None) -> int:
+    """How many seats ``game_name`` has with ``config``; a bad config is a :class:`SessionError`."""
+    if game_name not in envs.NAMES:
+        raise SessionError(f"unknown game {game_name!r}; games: {list(envs.NAMES)}")
+    try:
+        return envs.make_game(game_name, **(config or {})).num_players
+    except ConfigError as exc:
+        raise SessionError(str(exc)) from None
 
 
 @dataclass
@@ -183,28 +100,47 @@ class Event:
 
 
 # ----------------------------------------------------------------------------------------------
+class _MoveNotes(RunnerHooks):
+    """The session's runner hook: each move as an :class:`Event`, with who among the humans may see it."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.phase = ""
+        self.before = None
+
+    def before_step(self, runner: Runner, seat: int, action: int) -> None:
+        s = self.session
+        self.phase = runner.state.phase
+        # The position before the move, kept only where another human's view of it must be judged.
+        self.before = runner.state.clone() if s.hidden and any(h != seat for h in s.humans) else None
+
+    def on_step(self, runner: Runner, seat: int, action: int) -> None:
+        s = self.session
+        before, self.before = self.before, None
+        visible = {h: before is None or s._visible(before, seat, action, h) for h in s.humans if h != seat}
+        s.events.append(Event(len(s.record.moves), seat, action, s.game.action_to_string(action), visible,
+                              self.phase))
+
+
 class Session:
-    """One game between human seats and agents; see the module docstring."""
+    """One game between human seats and agents; see the module docstring.
+
+    ``runner`` is the :class:`~agents.runner.Runner` the game is played in (its ``state`` is the
+    full position: for the session's own checks and a spectator, never shown to a seat).
+    ``state`` continues a saved position (``env.save_state()``) instead of dealing a new one.
+    """
 
     def __init__(self, game_name: str, seats: Sequence[str], config: str | dict[str, Any] | None = None,
                  seed: int | None = None, max_cycles: int | None = None, agent_seed: int | None = None,
-                 meta: dict[str, Any] | None = None, _env=None) -> None:
+                 meta: dict[str, Any] | None = None, state: dict[str, Any] | None = None) -> None:
         if game_name not in envs.NAMES:
             raise SessionError(f"unknown game {game_name!r}; games: {list(envs.NAMES)}")
         self.game_name = game_name
         config = resolve_config(game_name, config)
-        if _env is None:
-            try:
-                self.adapter = EnvAdapter(game_name, config, max_cycles=max_cycles)
-            except ConfigError as exc:
-                raise SessionError(str(exc)) from None
-        else:
-            self.adapter = EnvAdapter.around(_env)
-        self.game = self.adapter.game
-        n = self.adapter.num_seats
+        n = seat_count(game_name, config)
         seats = list(seats)
         if len(seats) != n:
-            raise SessionError(f"{game_name} with config {self.game.config} has {n} seats; got {len(seats)} "
+            raise SessionError(f"{game_name} with config {config} has {n} seats; got {len(seats)} "
                                f"seat assignments ({seats})")
         known = agents.available(game_name)
         for i, who in enumerate(seats):
@@ -212,7 +148,7 @@ class Session:
                 raise SessionError(f"seat {i}: {who!r} is neither 'human' nor an agent of {game_name}; "
                                    f"agents: {known}")
         self.seats = seats
-        self.hidden = has_hidden_information(game_name)
+        self.hidden = envs.game_class(game_name).hidden_information
         if seed is None:
             seed = secrets.randbits(31)
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
@@ -220,28 +156,43 @@ class Session:
         self.seed = seed
         self.agent_seed = seed if agent_seed is None else agent_seed
         self.agents = {i: agents.make(who, seed=self.agent_seed + i) for i, who in enumerate(seats) if who != HUMAN}
-        for i, agent in self.agents.items():
-            reset_agent(agent, i, self.game)
-        if _env is None:
-            self.adapter.reset(seed)
-        self.record: Record = new_record(self.adapter.env, seed, seats, meta={"source": "play", **(meta or {})})
         self.events: list[Event] = []
         #: (saved state before the move, number of moves before it) for each human move, newest last
         self._undo: list[tuple[dict[str, Any], int]] = []
         self.undos = 0
+        self._recorder = Recorder(seats, meta={"source": "play", **(meta or {})})
+        if max_cycles is not None:
+            config = dict(config, max_cycles=max_cycles)
+        try:
+            self.runner = Runner(game_name, [self.agents.get(i) for i in range(n)], seed=seed, config=config,
+                                 hooks=[self._recorder, _MoveNotes(self)], state=state)
+        except ConfigError as exc:
+            raise SessionError(str(exc)) from None
+        self.game = self.runner.game
 
     # ------------------------------------------------------------------------------------------
     # What anyone may ask
+    @property
+    def record(self) -> Record:
+        """The record of every move so far (its ``result`` is set once the game is over)."""
+        assert self._recorder.record is not None
+        return self._recorder.record
+
     @property
     def humans(self) -> list[int]:
         return [i for i, who in enumerate(self.seats) if who == HUMAN]
 
     @property
     def over(self) -> bool:
-        return self.adapter.over
+        return self.runner.finished
+
+    @property
+    def phase(self) -> str:
+        """The phase of the game (public: every seat's view names it)."""
+        return self.runner.state.phase
 
     def to_act(self) -> int | None:
-        return self.adapter.to_act()
+        return self.runner.seat_to_act
 
     def human_to_act(self) -> int | None:
         seat = self.to_act()
@@ -250,14 +201,14 @@ class Session:
     def view(self, seat: int) -> dict[str, Any]:
         """Everything ``seat`` may know (its ``player_view``)."""
         self._check_seat(seat)
-        return self.adapter.view(seat)
+        return self.runner.inputs(seat)[1]
 
     def legal_moves(self) -> list[tuple[int, str]]:
         """The legal actions of the seat to act, with their names."""
-        return [(a, self.adapter.name(a)) for a in self.adapter.legal_actions()]
+        return [(a, self.game.action_to_string(a)) for a in self.runner.legal_actions()]
 
     def result(self) -> dict[str, Any]:
-        return self.adapter.result()
+        return env_result(self.runner.env)
 
     def describe_result(self) -> str:
         result = self.result()
@@ -265,13 +216,17 @@ class Session:
             return "the game is not over"
         returns = result["returns"]
         best = max(returns)
-        if result["truncated"]:
-            head = "cut off at the move limit"
-        elif all(r == returns[0] for r in returns):
-            head = "a draw"
+        reason = self.runner.end_reason
+        if reason == TRUNCATED:
+            head = END_TEXT[TRUNCATED]
         else:
-            winners = [i for i, r in enumerate(returns) if r == best]
-            head = " and ".join(f"player_{i}" for i in winners) + (" win" if len(winners) > 1 else " wins")
+            if all(r == returns[0] for r in returns):
+                head = "a draw"
+            else:
+                winners = [i for i, r in enumerate(returns) if r == best]
+                head = " and ".join(f"player_{i}" for i in winners) + (" win" if len(winners) > 1 else " wins")
+            if reason in END_TEXT:
+                head += f", {END_TEXT[reason]}"
         scores = ", ".join(f"player_{i} {r:+g}" for i, r in enumerate(returns))
         return f"{head} ({scores})"
 
@@ -308,25 +263,27 @@ class Session:
             raise SessionError(f"it is player_{to_act}'s turn, not player_{seat}'s")
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise SessionError(f"a move is an action id (an integer), got {action!r}")
-        legal = self.adapter.legal_actions()
+        legal = self.runner.legal_actions()
         if int(action) not in legal:
-            name = self.adapter.name(action) if 0 <= int(action) < self.game.num_actions else "no such action"
+            name = self.game.action_to_string(int(action)) if 0 <= int(action) < self.game.num_actions \
+                else "no such action"
             raise SessionError(f"action {action} ({name}) is not legal now; legal: "
-                               f"{', '.join(self.adapter.name(a) for a in legal[:12])}"
+                               f"{', '.join(self.game.action_to_string(a) for a in legal[:12])}"
                                f"{' ...' if len(legal) > 12 else ''}")
-        self._undo.append((self.adapter.save(), len(self.record.moves)))
-        return self._apply(seat, int(action))
+        self._undo.append((self.runner.env.save_state(), len(self.record.moves)))
+        self.runner.apply(int(action), seat)
+        return self.events[-1]
 
     def step_agent(self) -> Event | None:
         """Let the agent to act make one move; None if a human is to act or the game is over."""
         seat = self.to_act()
         if seat is None or self.seats[seat] == HUMAN:
             return None
-        agent = self.agents[seat]
-        action = int(agent.act(self.adapter.observation(seat), self.adapter.view(seat)))
-        if action not in self.adapter.legal_actions():
-            raise SessionError(f"{self.seats[seat]} at player_{seat} chose an illegal action {action}")
-        return self._apply(seat, action)
+        try:
+            self.runner.step()
+        except IllegalActionError as exc:
+            raise SessionError(f"{self.seats[seat]} at player_{seat} chose an illegal action: {exc}") from None
+        return self.events[-1]
 
     def run_agents(self, limit: int | None = None) -> list[Event]:
         """Agents move until a human is to act, the game ends, or ``limit`` moves were made."""
@@ -340,32 +297,19 @@ class Session:
 
     def hint(self, agent_id: str | None = None) -> tuple[int, str, str]:
         """What ``agent_id`` (default: the game's best heuristic) would play for the seat to act."""
-        seat = self.to_act()
-        if seat is None:
+        if self.to_act() is None:
             raise SessionError("the game is over; nothing to hint")
         agent_id = agent_id or default_hint_agent(self.game_name)
         if agent_id not in agents.available(self.game_name):
             raise SessionError(f"no agent {agent_id!r} for {self.game_name}; agents: {agents.available(self.game_name)}")
-        bot = agents.make(agent_id, seed=self.agent_seed + 1000 + len(self.record.moves))
-        reset_agent(bot, seat, self.game)
-        action = int(bot.act(self.adapter.observation(seat), self.adapter.view(seat)))
-        return action, self.adapter.name(action), agent_id
-
-    def _apply(self, seat: int, action: int) -> Event:
-        state = self.adapter.state
-        phase = state.phase
-        visible = {h: self._visible(state, seat, action, h) for h in self.humans if h != seat}
-        self.adapter.step(action)
-        move = Move(seat, action, self.adapter.name(action))
-        self.record.moves.append(move)
-        event = Event(len(self.record.moves), seat, action, move.name, visible, phase)
-        self.events.append(event)
-        if self.over:
-            self.record.result = self.result()
-        return event
+        try:
+            action = decide(agent_id, self.runner.state, seed=self.agent_seed + 1000 + len(self.record.moves))
+        except IllegalActionError as exc:
+            raise SessionError(f"no hint: {exc}") from None
+        return action, self.game.action_to_string(action), agent_id
 
     def _visible(self, state, mover: int, action: int, viewer: int) -> bool:
-        """Could ``viewer`` tell ``action`` from every other legal action of ``mover``?"""
+        """Could ``viewer`` tell ``action`` from every other legal action of ``mover`` in ``state``?"""
         if not self.hidden:
             return True
         after = state.clone()
@@ -392,7 +336,7 @@ class Session:
             return None
         before = self.game.load(saved)
         for h in self.humans:
-            now = self.adapter.view(h)
+            now = self.view(h)
             known = before.player_view(h)
             for k in range(UNDO_SAMPLES):
                 try:
@@ -420,7 +364,7 @@ class Session:
             raise UndoRefused(reason)
         saved, count = self._undo.pop()
         taken = len(self.record.moves) - count
-        self.adapter.restore(saved)
+        self.runner.restore(saved)
         del self.record.moves[count:]
         del self.events[count:]
         self.record.result = None
@@ -432,7 +376,7 @@ class Session:
     # Save and resume
     def save(self) -> dict[str, Any]:
         """A JSON-compatible dict: the environment's saved state plus the record so far."""
-        return {"format": SESSION_FORMAT, "state": self.adapter.save(), "record": self.record.to_dict(),
+        return {"format": SESSION_FORMAT, "state": self.runner.env.save_state(), "record": self.record.to_dict(),
                 "agent_seed": self.agent_seed, "undos": self.undos}
 
     @classmethod
@@ -464,7 +408,6 @@ class Session:
             previous[0] = env.save_state()
 
         try:
-            from agents.records import make_env
             previous.append(make_env(record).save_state())
             env = replay(record, on_move=remember)
         except RecordError as exc:
@@ -477,19 +420,16 @@ class Session:
                 raise SessionError(f"saved session's state is invalid: {exc}") from None
             raise SessionError("saved session's state is not the state its record replays to; "
                                "the file was edited or made by another version")
-        session = cls(record.game, list(seats) if seats is not None else record.seats, seed=record.seed,
-                      agent_seed=agent_seed, _env=env)
+        session = cls(record.game, list(seats) if seats is not None else record.seats, config=record.config,
+                      seed=record.seed, max_cycles=record.max_cycles, agent_seed=agent_seed, state=saved_state)
         session.record.moves = list(record.moves)
         session.record.meta = dict(record.meta, resumed=True)
-        session.record.max_cycles = record.max_cycles
         session.undos = undos
         for i, move in enumerate(record.moves):
             session.events.append(Event(i + 1, move.seat, move.action, move.name,
                                         {h: False for h in session.humans}, "earlier"))
             if session.seats[move.seat] == HUMAN:
                 session._undo.append((befores[i], i))
-        if session.over:
-            session.record.result = session.result()
         return session
 
     # ------------------------------------------------------------------------------------------

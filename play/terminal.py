@@ -210,7 +210,7 @@ class TerminalGame:
                 self.say(f"Not understood: {exc}")
                 continue
             s.play(seat, action)
-            self.say(f"  player_{seat} (you): {s.adapter.name(action)}")
+            self.say(f"  player_{seat} (you): {s.game.action_to_string(action)}")
             return None
 
     def _command(self, word: str, rest: str, seat: int) -> str | None:
@@ -258,7 +258,7 @@ class TerminalGame:
             self.say(textwrap.fill(line, self.width, subsequent_indent="    "))
         for line in pic.private:
             self.say(textwrap.fill(f"* {line}", self.width, subsequent_indent="    "))
-        self.say(f"Your moves, player_{seat} ({s.adapter.state.phase}):")
+        self.say(f"Your moves, player_{seat} ({s.phase}):")
         self.say(format_moves(s.legal_moves(), self.width))
 
     def _read(self, prompt: str) -> str:
@@ -281,7 +281,7 @@ def watch(session: Session, pace: float = 0.5, out: TextIO | None = None, color:
     while not session.over and (max_moves is None or moves < max_moves):
         event = session.step_agent()
         moves += 1
-        text = session.game.render_text(session.adapter.state)
+        text = session.game.render_text(session.runner.state)
         clear = "\x1b[2J\x1b[H" if color else "\n"
         print(f"{clear}move {event.index}: player_{event.seat} ({session.seats[event.seat]}): {event.name}\n{text}",
               file=out, flush=True)

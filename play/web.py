@@ -35,12 +35,12 @@ import agents
 import envs
 from agents.records import HUMAN
 from play.session import (
-    EnvAdapter,
     Session,
     SessionError,
     config_families,
     default_hint_agent,
     resolve_config,
+    seat_count,
 )
 from play.views import action_square, picture
 
@@ -74,7 +74,7 @@ def games_catalogue() -> list[dict[str, Any]]:
     out = []
     for name in envs.NAMES:
         families = config_families(name)
-        seats = {k: EnvAdapter(name, v).num_seats for k, v in families.items()}
+        seats = {k: seat_count(name, v) for k, v in families.items()}
         out.append({"name": name, "configs": families, "seats": seats, "agents": agents.available(name),
                     "default_opponent": default_hint_agent(name)})
     return out
@@ -99,7 +99,7 @@ def seat_state(session: Session, seat: int, sid: str, since: int = 0) -> dict[st
         "seats": [("you" if i == seat else who) for i, who in enumerate(session.seats)],
         "to_act": to_act,
         "your_turn": mine,
-        "phase": session.adapter.state.phase,
+        "phase": session.phase,
         "picture": picture(session.game, view).to_dict(),
         "moves": moves,
         "events": session.events_for(seat, since),
@@ -171,7 +171,7 @@ def create_app(store: Store | None = None,
             if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, int)
                                            or not 1 <= max_cycles <= 100_000):
                 raise SessionError(f"max_cycles must be an integer in [1, 100000], got {max_cycles!r}")
-            n = EnvAdapter(game, config, max_cycles=max_cycles).num_seats
+            n = seat_count(game, config)
             seat = data.get("seat", 0)
             if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
                 raise SessionError(f"seat must be an integer in [0, {n}), got {seat!r}")

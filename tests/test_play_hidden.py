@@ -45,17 +45,17 @@ def test_redrawing_hidden_information_changes_nothing_shown(game, config, oppone
             break
         seat = session.human_to_act()
         shown = _shown(session, seat)
-        saved = session.adapter.save()
+        saved = session.runner.env.save_state()
         view = session.view(seat)
         for k in range(3):
             other = session.game.state_from_view(view, random.Random(100 * turn + k))
             data = session.game.save(other)
             data["env"] = saved["env"]
-            session.adapter.restore(data)
+            session.runner.restore(data)
             assert session.view(seat) == view
-            if session.adapter.state.to_dict() != session.game.load(saved).to_dict():
+            if session.runner.state.to_dict() != session.game.load(saved).to_dict():
                 compared += 1
             assert _shown(session, seat) == shown
-        session.adapter.restore(saved)
+        session.runner.restore(saved)
         session.play(seat, session.legal_moves()[turn % len(session.legal_moves())][0])
     assert compared > 0, "no redraw differed from the real position"

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import pathlib
 
+import numpy as np
 import pytest
 
 import agents
+import envs
 from agents.records import (
     MAX_RECORD_BYTES,
     Record,
+    Recorder,
     RecordError,
+    env_result,
     load_record,
     parse_record,
     record_game,
@@ -122,3 +127,109 @@ def test_non_json_nan_and_oversized_input_are_refused(tmp_path):
     big.write_bytes(b" " * (MAX_RECORD_BYTES + 1))
     with pytest.raises(RecordError, match="larger than"):
         load_record(big)
+
+
+def _replays_on_the_command_line(path, tmp_path) -> str:
+    """``python -m play replay PATH`` accepts the record; returns its transcript."""
+    from play.__main__ import main
+
+    text = tmp_path / (pathlib.Path(path).stem + ".txt")
+    assert main(["replay", str(path), "--transcript", str(text)]) == 0
+    return text.read_text()
+
+
+def test_a_recorder_hook_writes_the_record_while_the_game_is_played():
+    ids = ["pans_trial_v0/heuristic-v1", "pans_trial_v0/random-v0"]
+    recorder = Recorder(ids, meta={"source": "test"})
+    bots = [agents.make(i, seed=k) for k, i in enumerate(ids)]
+    played = agents.play_game("pans_trial_v0", bots, seed=5, hooks=[recorder], record_actions=True)
+    record = recorder.record
+    assert record.actions == played.actions and record.seats == ids and record.seed == 5
+    assert record.result == {"over": True, "truncated": played.truncated, "returns": played.returns}
+    again = record_game("pans_trial_v0", ids, 5, played.actions, meta={"source": "test"})
+    assert again.moves == record.moves and again.result == record.result
+    replay(Record.from_dict(json.loads(record.to_json())))
+    with pytest.raises(RecordError, match="needs a seeded game"):
+        agents.play_game("pans_trial_v0", bots, hooks=[Recorder(ids)])
+    with pytest.raises(RecordError, match="has 2 seats; the recorder names 3"):
+        agents.play_game("pans_trial_v0", bots, seed=1, hooks=[Recorder(ids + ids[:1])])
+
+
+def test_every_evaluated_game_is_written_as_a_record_that_replays(tmp_path):
+    from training import evaluate as ev
+
+    out, folder = tmp_path / "eval", tmp_path / "records"
+    code = ev.main(["--game", "sequence_v0", "--lineup", "heuristic-v1", "random-v0", "--games", "2",
+                    "--config", "players_per_team=2", "--workers", "2", "--out", str(out), "--no-progress",
+                    "--records", str(folder)])
+    assert code == 0
+    report = json.loads((out / "results.json").read_text())
+    assert sorted(p.name for p in folder.iterdir()) == sorted(g["record"] for g in report["games"])
+    game = envs.make_game("sequence_v0", players_per_team=2)
+    for result in report["games"]:
+        path = folder / result["record"]
+        record = load_record(path)
+        assert record.seed == result["seed"] and record.meta["source"] == "evaluate"
+        assert record.seats == [result["teams"][game.team_of(s)] for s in range(4)]
+        assert len(record.moves) == result["length"]
+        env = replay(record)
+        assert game.team_returns(env_result(env)["returns"]) == result["team_returns"]
+        transcript = _replays_on_the_command_line(path, tmp_path)
+        assert transcript.count("\n") == len(record.moves) + 3
+
+
+def test_a_time_budget_writes_only_the_records_of_the_games_it_keeps(tmp_path):
+    from training.matches import evaluate
+
+    ids = ["sequence_v0/random-v0", "sequence_v0/heuristic-v1"]
+    report = evaluate("sequence_v0", [tuple(ids)], 4, {"max_cycles": 5}, workers=1, progress=False,
+                      budget_s=0.0, records=tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == [g["record"] for g in report["games"]]
+    report = evaluate("sequence_v0", [tuple(ids)], 2, {"max_cycles": 5}, workers=1, progress=False, records=tmp_path)
+    for result in report["games"]:
+        record = load_record(tmp_path / result["record"])
+        assert record.max_cycles == 5 and record.result["truncated"] and len(record.moves) == 10
+        replay(record)
+
+
+def test_every_tournament_game_is_written_as_a_record_that_replays(tmp_path, capsys):
+    from tools import tournament
+
+    folder = tmp_path / "records"
+    entrants = tournament.main(["--bot", "ann=heuristic-v1", "--bot", "bob", "--bot", "cy", "--games", "2",
+                                "--seed", "3", "--map-size", "8", "--max-cycles", "40", "--plain", "--no-progress",
+                                "--records", str(folder)])
+    assert "2 game record(s) written" in capsys.readouterr().out
+    paths = sorted(folder.iterdir())
+    assert [p.name for p in paths] == ["wizard_arena_v0-seed3.json", "wizard_arena_v0-seed4.json"]
+    for k, path in enumerate(paths):
+        record = load_record(path)
+        assert record.seed == 3 + k and record.meta["source"] == "tournament"
+        assert sorted(record.meta["bots"]) == ["ann", "bob", "cy"]
+        by_name = {e.name: e for e in entrants}
+        assert record.seats == [by_name[name].agent_id for name in record.meta["bots"]]
+        env = replay(record)
+        returns = env_result(env)["returns"]
+        assert [returns[record.meta["bots"].index(e.name)] for e in entrants] == [e.rewards[k] for e in entrants]
+        _replays_on_the_command_line(path, tmp_path)
+
+
+COMMITTED = sorted((pathlib.Path(__file__).resolve().parents[1] / "docs" / "play" / "records").glob("*.json"))
+
+
+def test_the_readme_pictures_have_their_records():
+    assert {p.stem for p in COMMITTED} == {"sequence", "pans_trial", "dojo", "wizard_arena"}
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.stem)
+def test_every_committed_record_replays_to_its_picture(path, tmp_path):
+    """docs/play/records/*.json replay in this version, and docs/play/<name>.png is their final position
+    as the replay command draws it today (regenerate both with the commands in docs/play/README.md)."""
+    from PIL import Image
+
+    _replays_on_the_command_line(path, tmp_path)
+    record = load_record(path)
+    assert record.result is not None and record.result["over"]
+    env = replay(record, render_mode="rgb_array")
+    committed = np.asarray(Image.open(path.parents[1] / f"{path.stem}.png").convert("RGB"))
+    assert np.array_equal(committed, env.render()), f"docs/play/{path.stem}.png is not the replayed final position"

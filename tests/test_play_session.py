@@ -46,7 +46,7 @@ def test_whole_game_record_replays_and_pictures_come_from_the_view(game):
         s.play(0, _first_legal(s))
     assert s.record.result["over"]
     env = replay(s.record)
-    assert env.save_state() == s.adapter.save()
+    assert env.save_state() == s.runner.env.save_state()
 
 
 def test_out_of_turn_illegal_and_agent_seat_moves_are_refused():
@@ -87,13 +87,13 @@ def test_hidden_choice_of_an_opponent_is_not_named():
 def test_undo_restores_the_state_when_nothing_hidden_was_revealed():
     s = _session("wizard_arena_v0", seed=2)
     s.run_agents()
-    before = s.adapter.save()
+    before = s.runner.env.save_state()
     moves_before = len(s.record.moves)
     s.play(0, _first_legal(s))
     s.run_agents()
     assert s.can_undo() is None
     s.undo()
-    assert s.adapter.save() == before
+    assert s.runner.env.save_state() == before
     assert len(s.record.moves) == moves_before
     assert s.record.meta["undos"] == 1
     with pytest.raises(UndoRefused, match="no human move"):
@@ -114,12 +114,12 @@ def test_save_and_resume_continue_exactly_and_edits_are_refused():
         s.play(0, _first_legal(s))
     data = json.loads(json.dumps(s.save()))
     resumed = Session.load(data)
-    assert resumed.adapter.save() == s.adapter.save()
+    assert resumed.runner.env.save_state() == s.runner.env.save_state()
     assert resumed.seats == s.seats and resumed.record.moves == s.record.moves
     # both continue identically
     for session in (s, resumed):
         session.run_agents()
-    assert resumed.adapter.save() == s.adapter.save()
+    assert resumed.runner.env.save_state() == s.runner.env.save_state()
 
     edited = json.loads(json.dumps(data))
     edited["record"]["moves"][3]["action"] = 13
@@ -146,7 +146,7 @@ def test_out_of_turn_decisions_are_asked_of_the_human_seat():
                 break
             view = s.view(0)
             if view["stage"] != "draft" and view["active"] == 1:
-                asked.add(s.adapter.state.phase)
+                asked.add(s.phase)
             s.play(0, _first_legal(s))
     assert asked & {"combat", "appease_first", "appease_second"}, asked
 
@@ -154,10 +154,36 @@ def test_out_of_turn_decisions_are_asked_of_the_human_seat():
 def test_undo_history_survives_save_and_resume():
     s = _session("wizard_arena_v0", seed=2)
     s.run_agents()
-    before = s.adapter.save()
+    before = s.runner.env.save_state()
     s.play(0, _first_legal(s))
     s.run_agents()
     resumed = Session.load(json.loads(json.dumps(s.save())))
     assert resumed.can_undo() is None
     resumed.undo()
-    assert resumed.adapter.save() == before
+    assert resumed.runner.env.save_state() == before
+
+
+def test_the_session_plays_in_the_runner_and_an_agent_that_cheats_is_named(monkeypatch):
+    from agents.runner import Runner
+
+    s = _session("sequence_v0", seed=3)
+    assert isinstance(s.runner, Runner) and s.runner.seats[0] is None and s.runner.seats[1] is s.agents[1]
+    assert s.agents[1].game is s.game and s.agents[1].seat == 1
+    s.play(0, _first_legal(s))
+    legal = {a for a, _ in s.legal_moves()}
+    illegal = next(a for a in range(s.game.num_actions) if a not in legal)
+    monkeypatch.setattr(s.agents[1], "act", lambda observation, view: illegal)
+    before = s.runner.env.save_state()
+    with pytest.raises(SessionError, match="sequence_v0/heuristic-v1 at player_1 chose an illegal action"):
+        s.step_agent()
+    assert s.runner.env.save_state() == before and len(s.record.moves) == len(s.events) == 1
+
+
+def test_a_game_cut_at_the_move_limit_says_so_and_its_record_replays():
+    s = Session("wizard_arena_v0", ["wizard_arena_v0/random-v0"] * 2, config={"num_bots": 2, "map_size": 8},
+                seed=1, max_cycles=3)
+    events = s.run_agents()
+    assert s.over and len(events) == 6 and [e.index for e in events] == list(range(1, 7))
+    assert s.describe_result().startswith("cut off at the move limit")
+    assert s.record.result["truncated"] and s.record.max_cycles == 3
+    assert replay(s.record).save_state() == s.runner.env.save_state()

@@ -108,3 +108,78 @@ def test_decide_and_seat_inputs_hand_out_what_the_environment_does():
     assert np.array_equal(observation["observation"], game.observe(state, 1)) and view == state.player_view(1)
     action = decide("sequence_v0/heuristic-v1", state, seed=0)
     assert state.legal_mask()[action]
+
+
+class Before(RunnerHooks):
+    """Notes the position each action is played from, and the actions that went through."""
+
+    def __init__(self):
+        self.before, self.after = [], []
+
+    def before_step(self, runner, seat, action):
+        self.before.append((seat, action, runner.num_steps, runner.state.to_dict()))
+
+    def on_step(self, runner, seat, action):
+        self.after.append((seat, action, runner.num_steps))
+
+
+def test_before_step_sees_the_position_before_the_action_even_an_illegal_one():
+    hook = Before()
+    runner = Runner("sequence_v0", [None, None], seed=2, hooks=[hook])
+    start = runner.state.to_dict()
+    illegal = int(np.flatnonzero(runner.state.legal_mask() == 0)[0])
+    with pytest.raises(IllegalActionError):
+        runner.apply(illegal)
+    assert hook.before == [(0, illegal, 0, start)] and hook.after == []
+    legal = runner.legal_actions()
+    assert legal == np.flatnonzero(runner.inputs(0)[0]["action_mask"]).tolist() and legal
+    runner.apply(legal[0])
+    assert hook.before[-1] == (0, legal[0], 0, start) and hook.after == [(0, legal[0], 1)]
+    assert runner.state.to_dict() != start
+
+
+class CountingAgent(agents.RandomAgent):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.resets = 0
+
+    def reset(self, seat, game):
+        super().reset(seat, game)
+        self.resets += 1
+
+
+def test_restore_goes_back_to_a_saved_position_and_resets_the_agents():
+    bot = CountingAgent("wizard_arena_v0", seed=1)
+    config = {"num_bots": 2, "map_size": 8}
+    runner = Runner("wizard_arena_v0", [None, bot], seed=3, config=config, record_actions=True)
+    runner.advance()
+    runner.apply(runner.legal_actions()[0], seat=0)
+    runner.advance()
+    saved, actions = runner.env.save_state(), list(runner.actions)
+    runner.apply(runner.legal_actions()[-1], seat=0)
+    runner.advance()
+    assert runner.num_steps > len(actions)
+    runner.restore(saved, actions)
+    assert runner.env.save_state() == saved and runner.actions == actions and runner.record is None
+    assert bot.resets == 2 and runner.seat_to_act == 0 and runner.end_reason is None
+    # the game goes on from there, to its end
+    while runner.advance() is not None:
+        runner.apply(runner.legal_actions()[0], seat=0)
+    assert runner.record is not None and runner.record.length == runner.num_steps
+    assert runner.record.actions[: len(actions)] == actions and len(runner.record.actions) == runner.num_steps
+
+
+def test_restoring_a_final_position_ends_at_once_with_its_reason():
+    trace = Trace()
+    runner = Runner("sequence_v0", bots("sequence_v0", 2), seed=4, config={"max_cycles": 3}, hooks=[trace])
+    assert runner.end_reason is None
+    record = runner.run()
+    assert record.end_reason == runner.end_reason == "truncated" and record.truncated and record.length == 6
+    final = runner.env.save_state()
+    runner.restore(runner.env.save_state())
+    assert runner.record is not None and runner.record.end_reason == "truncated"
+    assert runner.legal_actions() == [] and runner.seat_to_act is None
+    assert [e[0] for e in trace.events].count("end") == 2
+    played = agents.play_game("sequence_v0", bots("sequence_v0", 2), seed=4)
+    assert played.end_reason == "rules" and not played.truncated
+    assert runner.env.save_state() == final

@@ -20,6 +20,10 @@ summary table follows (mean rank, wins, survival rate, mean score, mean reward) 
 ended: by the rules, by the no-progress rule, or cut at the ``--max-cycles`` cap. A win is first
 place, shared when several bots tie for it; a game in which every bot ties is nobody's win (scored
 by :func:`agents.scoring.score_teams`, as evaluation and training score games).
+
+``--records DIR`` writes every game as a JSON game record (``DIR/wizard_arena_v0-seed<S>.json``,
+:mod:`agents.records`; the bots' names are in its ``meta``); ``python -m play replay FILE --gif
+game.gif`` replays one exactly.
 """
 
 from __future__ import annotations
@@ -81,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar (default: shown)")
     p.add_argument("--map-image", default=None, metavar="PATH",
                    help="save a picture of the last game's final map, with the bots' names (default: none)")
+    p.add_argument("--records", default=None, metavar="DIR",
+                   help="write every game as a JSON record into DIR, replayable with python -m play replay "
+                   "(default: none)")
     return p
 
 
@@ -153,16 +160,29 @@ def check_settings(args: argparse.Namespace, config: dict[str, Any]) -> None:
         raise fail(f"{option}: {exc}" if option else str(exc)) from None
 
 
-def play_one(entrants: list[Entrant], config: dict[str, Any], seed: int, max_cycles: int | None):
-    """Play one game with seats shuffled by ``seed``; returns (runner, record, seat -> entrant index)."""
+def play_one(entrants: list[Entrant], config: dict[str, Any], seed: int, max_cycles: int | None,
+             records: str | None = None):
+    """Play one game with seats shuffled by ``seed``; returns (runner, record, seat -> entrant index).
+
+    With ``records`` (a folder), the game's JSON record is written there.
+    """
     import agents
+    from agents.records import Recorder
     from agents.runner import Runner
 
     order = list(range(len(entrants)))
     random.Random(seed).shuffle(order)
     seats = [agents.make(entrants[who].agent_id, seed=seed * 100 + seat) for seat, who in enumerate(order)]
-    runner = Runner(GAME, seats, seed=seed, config=dict(config, max_cycles=max_cycles))
+    hooks = []
+    if records is not None:
+        meta = {"source": "tournament", "bots": [entrants[who].name for who in order]}
+        hooks.append(Recorder([entrants[who].agent_id for who in order], meta=meta))
+    runner = Runner(GAME, seats, seed=seed, config=dict(config, max_cycles=max_cycles), hooks=hooks)
     record = runner.run()
+    if records is not None:
+        import pathlib
+
+        hooks[0].record.save(pathlib.Path(records) / f"{GAME}-seed{seed}.json")
     return runner, record, order
 
 
@@ -289,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
     bar = tqdm(range(args.games), desc="games", disable=args.no_progress, file=sys.stderr)
     for k in bar:
         seed = args.seed + k
-        runner, record, order = play_one(entrants, config, seed, args.max_cycles)
+        runner, record, order = play_one(entrants, config, seed, args.max_cycles, args.records)
         state = runner.state
         rows = scoreboard_rows(runner.game, state, order, entrants)
         won = winners(rows)
@@ -321,6 +341,8 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
     print(f"{args.games} game(s): " + ", ".join(
         f"{ends.get(reason, 0)} {text}" for reason, text in END_TEXT.items()
     ) + "".join(f", {n} {reason}" for reason, n in ends.items() if reason not in END_TEXT))
+    if args.records:
+        print(f"{args.games} game record(s) written to {args.records}")
     if args.map_image and last is not None:
         from PIL import Image
 

@@ -64,6 +64,10 @@ Outputs, under ``--out DIR`` (default ``runs/evaluate/<game>``): ``results.json`
 per-lineup and per-agent statistics, ratings, every game's outcome), ``winrates.png`` (win rates
 with their intervals) and, with three or more agents, ``league.png`` (a heat map of pairwise
 scores). ``--all`` writes one sub-folder per game and ``summary.json``.
+
+``--records DIR`` also writes every game of the report as a JSON game record
+(``DIR/<game>-lineup<L>-game<G>.json``; :mod:`agents.records`; each game's entry in
+``results.json`` names its file). ``python -m play replay FILE --gif game.gif`` replays one exactly.
 """
 
 from __future__ import annotations
@@ -149,6 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="how worker processes start (default: the platform's)")
     parser.add_argument("--out", type=pathlib.Path,
                         help="output folder (default: runs/evaluate/<game>, or runs/evaluate/all with --all)")
+    parser.add_argument("--records", type=pathlib.Path, metavar="DIR",
+                        help="write every game as a JSON record into DIR, replayable with python -m play replay "
+                        "(default: none)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar (default: shown)")
     return parser
 
@@ -186,10 +193,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit("--agents needs at least two different agents (use --lineup for self-play)")
         lineups = round_robin([resolve_agent(args.game, a) for a in ids], num_teams)
     report = evaluate(args.game, lineups, games, config, args.seed, args.workers, not args.no_progress,
-                      args.budget_s, args.start_method)
+                      args.budget_s, args.start_method, args.records)
     print_report(report, console)
     paths = write_outputs(report, args.out or pathlib.Path("runs/evaluate") / args.game)
     console.print("wrote " + ", ".join(str(p) for p in paths))
+    if args.records:
+        console.print(f"wrote {len(report['games'])} game records to {args.records}")
     return 0
 
 
@@ -215,7 +224,7 @@ def _run_all(args, games: int, config: dict[str, Any], console) -> int:
             # With only the random player, a self-play lineup still measures the seat advantage.
             lineups = round_robin(ids, num_teams) if len(ids) >= 2 else [(random_id,) * num_teams]
             report = evaluate(name, lineups, games, config, args.seed, args.workers, not args.no_progress,
-                              args.budget_s, args.start_method)
+                              args.budget_s, args.start_method, args.records)
         except Exception as exc:  # one unfinished game must not stop the others
             failures += 1
             console.print(f"[red]{name}: evaluation failed: {type(exc).__name__}: {exc}[/red]")
@@ -237,6 +246,8 @@ def _run_all(args, games: int, config: dict[str, Any], console) -> int:
     (out_root / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     print_all_summary(summary, console)
     console.print(f"wrote {out_root}/<game>/results.json, winrates.png, league.png and {out_root}/summary.json")
+    if args.records:
+        console.print(f"wrote the game records to {args.records}")
     return 1 if failures else 0
 
 

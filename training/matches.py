@@ -12,13 +12,15 @@ import functools
 import itertools
 import json
 import multiprocessing
+import pathlib
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import agents
 import envs
+from agents.records import Record, Recorder
 from agents.scoring import score_teams
 from envs.core.game import Game
 from training.stats import Z95, bradley_terry, pairwise_table, wilson_interval
@@ -42,6 +44,7 @@ class Task:
     deal_seed: int
     teams: tuple[str, ...]  # agent id of each team; seat s plays for team game.team_of(s)
     cycle: int = 0  # rotation cycle: the games of one cycle cover every ordering once
+    record: bool = False  # also return the game's record (agents.records), as a dict
 
 
 def table_game(game_name: str, config: dict[str, Any]) -> Game:
@@ -117,8 +120,13 @@ def play_task(task: Task) -> dict[str, Any]:
     game = table_game(task.game, task.config)
     ids = seat_agents(task.teams, game)
     seats = [agents.make(agent_id, seed=task.deal_seed * 1000 + s) for s, agent_id in enumerate(ids)]
-    record = agents.play_game(task.game, seats, seed=task.deal_seed, config=task.config)
-    return {
+    hooks = []
+    if task.record:
+        meta = {"source": "evaluate", "lineup": task.lineup_index, "game_index": task.game_index,
+                "teams": list(task.teams)}
+        hooks.append(Recorder(ids, meta=meta))
+    record = agents.play_game(task.game, seats, seed=task.deal_seed, config=task.config, hooks=hooks)
+    outcome = {
         "lineup": task.lineup_index,
         "index": task.game_index,
         "seed": task.deal_seed,
@@ -128,6 +136,26 @@ def play_task(task: Task) -> dict[str, Any]:
         "truncated": record.truncated,
         "end_reason": record.end_reason,
     }
+    if task.record:
+        outcome["record"] = hooks[0].record.to_dict()
+    return outcome
+
+
+def record_file(game_name: str, result: dict[str, Any]) -> str:
+    """The file name of one evaluated game's record: ``<game>-lineup<L>-game<G>.json``."""
+    return f"{game_name}-lineup{result['lineup']}-game{result['index']:04d}.json"
+
+
+def write_records(game_name: str, results: Sequence[dict], folder: str | pathlib.Path) -> list[pathlib.Path]:
+    """Write the record each result carries into ``folder``; the result keeps only the file name."""
+    folder = pathlib.Path(folder)
+    paths = []
+    for result in results:
+        data = result.pop("record")
+        path = Record.from_dict(data).save(folder / record_file(game_name, result))
+        result["record"] = path.name
+        paths.append(path)
+    return paths
 
 
 def play_all(
@@ -324,10 +352,13 @@ def evaluate(
     progress: bool = True,
     budget_s: float | None = None,
     start_method: str | None = None,
+    records: str | pathlib.Path | None = None,
 ) -> dict[str, Any]:
     """Play every lineup ``games`` times (rounded up to whole rotations) and return the report.
 
     ``budget_s`` stops starting new games after that many seconds (whole rotation cycles kept).
+    ``records`` names a folder where every game kept in the report is written as a JSON record
+    (:func:`record_file` names them; each result's ``record`` holds its file name).
     """
     config = dict(config or {})
     players, num_teams = table_facts(game_name, config)
@@ -338,9 +369,13 @@ def evaluate(
                 f"names {len(lineup)}"
             )
     tasks, scheduled = schedule(game_name, config, lineups, games, seed)
+    if records is not None:
+        tasks = [replace(task, record=True) for task in tasks]
     start = time.perf_counter()
     results = play_all(tasks, workers, progress, game_name, budget_s, start_method)
     elapsed = time.perf_counter() - start
+    if records is not None:  # only the games kept in the report (a time budget may cut some)
+        write_records(game_name, results, records)
     counts = [sum(1 for r in results if r["lineup"] == li) for li in range(len(lineups))]
     if counts == scheduled:
         stop = "every scheduled game was played"
@@ -359,6 +394,7 @@ def evaluate(
         "stop_reason": stop,
         "end_reasons": dict(Counter(r["end_reason"] for r in results)),
         "budget_s": budget_s,
+        "records": None if records is None else str(records),
         "workers": workers,
         "seconds": round(elapsed, 3),
         "interval": f"Wilson score, z={Z95:.3f} (95%)",
