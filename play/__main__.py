@@ -40,7 +40,7 @@ def _add_game_options(p: argparse.ArgumentParser, game_required: bool = True) ->
     p.add_argument("game", nargs=None if game_required else "?", choices=envs.NAMES,
                    help="the game, by module name (with --resume: not needed)")
     p.add_argument("--config", default=None,
-                   help="a named config of the game (its CONFIGS, e.g. sequence_v0 '2x2', dojo_v0 '2p'); "
+                   help="a named config of the game (its config_families, e.g. sequence_v0 '2x2', dojo_v0 '2p'); "
                         "default: the game's default config")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="a config keyword (VALUE in JSON), repeatable; applied over --config (default: none)")

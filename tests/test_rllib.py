@@ -7,7 +7,6 @@ for two iterations of a few hundred steps.
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import numpy as np
@@ -90,7 +89,7 @@ def test_snapshot_seats_are_exposed_and_mapped_to_a_frozen_slot():
 GAME_CONFIGS = [
     (game, name, config)
     for game in envs.NAMES
-    for name, config in importlib.import_module(f"envs.{game}").CONFIGS.items()
+    for name, config in envs.game_class(game).config_families.items()
 ]
 
 
