@@ -32,7 +32,8 @@ shape plus a conversion to and from the attribute's own form).
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
