@@ -17,6 +17,7 @@ pytest.importorskip(
 )
 
 import agents
+from agents.checkpoint import PolicyAgent
 import envs
 from agents.policy_io import CheckpointError, load_policy
 from training import rllib_env, rllib_train
@@ -167,7 +168,7 @@ def test_tiny_sequence_run_trains_only_the_learner_and_exports_it_faithfully(tmp
 
     # Exported policies play only legal moves (the strict env raises on any other) ...
     for g in range(3):
-        seats = [rllib_train.MaskedArgmaxAgent(module) for _ in range(4)]
+        seats = [PolicyAgent("sequence_v0", model=module, config=config) for _ in range(4)]
         record = agents.play_game("sequence_v0", seats, seed=g, config=config)
         assert record.length > 0
     # ... and a file that is missing, corrupt or for another game is refused with CheckpointError.
@@ -199,7 +200,7 @@ def test_tiny_dojo_run_from_the_command_line(tmp_path, capsys):
     module, spec = load_policy(out, game="dojo_v0")
     assert spec["config"]["num_players"] == 4 and spec["meta"]["opponents"] == ["random-v0", SNAPSHOT]
     # Every seat played by the exported policy: only legal moves, or the strict env raises.
-    seats = [rllib_train.MaskedArgmaxAgent(module) for _ in range(4)]
+    seats = [PolicyAgent("dojo_v0", model=module, config={"num_players": 4}) for _ in range(4)]
     record = agents.play_game("dojo_v0", seats, seed=7, config={"num_players": 4})
     assert record.length > 0
     assert f'"policy": "{out}"' in capsys.readouterr().out

@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 
 import envs
-from agents.base import Agent
 from envs.core.errors import ConfigError
 from training.cli import dataclass_parser
 
@@ -365,50 +364,30 @@ def export_policy(out: pathlib.Path, state: dict[str, Any], args: Args, config: 
     )
 
 
-class MaskedArgmaxAgent(Agent):
-    """Plays a loaded policy network: the legal action with the highest logit.
-
-    What a run evaluates its export with, before the policy is registered in the checkpoint index.
-    """
-
-    def __init__(self, module: Any, game_name: str = "") -> None:
-        super().__init__(game_name)
-        self.module = module
-
-    def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
-        import torch
-
-        with torch.no_grad():
-            obs = torch.as_tensor(np.asarray(observation["observation"], dtype=np.float32))[None]
-            logits = self.module(obs)[0].numpy()
-        legal = observation["action_mask"].astype(bool)
-        if not legal.any():
-            raise ValueError("asked to act with an empty action mask")
-        return int(np.flatnonzero(legal)[np.argmax(logits[legal])])
-
-
 def evaluate_export(out: pathlib.Path, args: Args, config: dict[str, Any]) -> dict[str, Any]:
     """Win/draw/loss of the exported policy (whole learning team) against each rule-based opponent."""
     import agents
+    from agents.checkpoint import PolicyAgent
     from agents.policy_io import load_policy
-    from training.evaluate import score_game, table_facts
+    from agents.scoring import score_game
     from training.rllib_env import SNAPSHOT
     from training.stats import wilson_interval
 
     module, _spec = load_policy(out, game=args.game)
-    n_seats, n_teams = table_facts(args.game, config)
+    game = envs.make_game(args.game, **config)
+    n_seats, n_teams = game.num_players, game.num_teams
     results = {}
     for kind in [k for k in args.opponents if k != SNAPSHOT]:
         wins = draws = losses = 0
         for g in range(args.eval_games):
             team = g % n_teams
             seats = [
-                MaskedArgmaxAgent(module) if s % n_teams == team
+                PolicyAgent(args.game, model=module, config=config) if game.team_of(s) == team
                 else agents.make(f"{args.game}/{kind}", seed=10**6 + 1000 * g + s)
                 for s in range(n_seats)
             ]
             record = agents.play_game(args.game, seats, seed=2 * 10**6 + g, config=config)
-            winners, _ranks = score_game([record.returns[t] for t in range(n_teams)], record.truncated)
+            winners = score_game(game, record).winners
             if team in winners:
                 wins += 1
             elif not winners:
