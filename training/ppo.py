@@ -305,6 +305,9 @@ class Tables:
         self.active = [True] * n
         self.finished: list[tuple[str, float, bool, bool, int]] = []
         self.agent_cache: dict[tuple[int, str, int], agents.Agent] = {}
+        #: CPU seconds spent in agent opponents' decisions (views included) and snapshot forwards.
+        self.opponent_seconds = 0.0
+        self.snapshot_seconds = 0.0
         for i in range(n):
             self._new_game(i)
 
@@ -379,13 +382,19 @@ class Tables:
                     continue
                 opp = self.opp[i]
                 if isinstance(opp, dict):
+                    t0 = time.process_time()
                     obs, view = seat_inputs(state, seat)
-                    self.apply(i, opp[seat].act(obs, view))
+                    action = opp[seat].act(obs, view)
+                    self.opponent_seconds += time.process_time() - t0
+                    self.apply(i, action)
                     still.append(i)
                 else:
                     waiting_snap.setdefault(opp[1], []).append(i)
             for index, tables in waiting_snap.items():
-                for i, a in zip(tables, snapshot_act(index, tables)):
+                t0 = time.process_time()
+                actions = snapshot_act(index, tables)
+                self.snapshot_seconds += time.process_time() - t0
+                for i, a in zip(tables, actions):
                     self.apply(i, a)
                 still.extend(tables)
             pending = still
@@ -472,6 +481,8 @@ class Trainer:
         self.started_wall = 0.0
         self.cpu_seconds = 0.0
         self.curve: list[dict[str, Any]] = []
+        #: CPU seconds of this run by part (env = engines, observations, masks, resets).
+        self.cpu_breakdown = dict.fromkeys(("env", "learner_forward", "teacher", "opponents", "snapshots", "update", "total", "steps"), 0.0)
         self.next_eval = args.eval_every
         self.next_checkpoint = args.checkpoint_every
         self.next_snapshot = args.snapshot_every
@@ -489,6 +500,7 @@ class Trainer:
             self.snapshot_steps = state["snapshot_steps"]
             for key in ("step", "updates", "games_dealt", "cpu_seconds", "curve", "next_eval", "next_checkpoint", "next_snapshot"):
                 setattr(self, key, state[key])
+            self.cpu_breakdown.update(state.get("cpu_breakdown", {}))
             self.rng.setstate(_rng_from_json(state["python_rng"]))
             random.setstate(_rng_from_json(state["python_global_rng"]))
             np.random.set_state(_rng_from_json(state["numpy_rng"]))
@@ -572,6 +584,7 @@ class Trainer:
         teach_buf = torch.full((T, n), -1, dtype=torch.long)
         rows = list(range(n))
         timing = {"env": 0.0, "learner": 0.0, "teacher": 0.0}
+        opp0, snap0 = self.tables.opponent_seconds, self.tables.snapshot_seconds
         for t in range(T):
             t0 = time.process_time()
             obs, mask = self.tables.observe(rows)
@@ -597,6 +610,9 @@ class Trainer:
             timing["env"] += (t1 - t0) + (t4 - t3)
             timing["learner"] += t2 - t1
             timing["teacher"] += t3 - t2
+        timing["opponents"] = self.tables.opponent_seconds - opp0
+        timing["snapshots"] = self.tables.snapshot_seconds - snap0
+        timing["env"] -= timing["opponents"] + timing["snapshots"]
         with torch.no_grad():
             obs, _ = self.tables.observe(rows)
             next_value = self.net.logits_and_value(torch.from_numpy(obs))[1]
@@ -681,6 +697,7 @@ class Trainer:
             "games_dealt": self.tables.dealt, "cpu_seconds": self.cpu_seconds, "curve": self.curve,
             "next_eval": self.next_eval, "next_checkpoint": self.next_checkpoint, "next_snapshot": self.next_snapshot,
             "snapshots": len(self.snapshots), "snapshot_steps": self.snapshot_steps, "optimizer": opt_meta,
+            "cpu_breakdown": self.cpu_breakdown,
             "python_rng": _rng_to_json(self.rng.getstate()), "python_global_rng": _rng_to_json(random.getstate()),
             "numpy_rng": _rng_to_json(np.random.get_state()),
         }
@@ -740,10 +757,17 @@ class Trainer:
             recent = (recent + self.tables.finished)[-2000:]
             self.tables.finished = []
             timing = batch["timing"]
+            for key, val in (("env", timing["env"]), ("learner_forward", timing["learner"]), ("teacher", timing["teacher"]),
+                             ("opponents", timing["opponents"]), ("snapshots", timing["snapshots"]),
+                             ("update", c2 - c1), ("total", c2 - c0), ("steps", n)):
+                self.cpu_breakdown[key] += val
             train = {
                 "steps_per_cpu_s": n / max(1e-9, c2 - c0),
                 "env_share": timing["env"] / max(1e-9, c2 - c0),
                 "teacher_share": timing["teacher"] / max(1e-9, c2 - c0),
+                "opponent_share": timing["opponents"] / max(1e-9, c2 - c0),
+                "snapshot_share": timing["snapshots"] / max(1e-9, c2 - c0),
+                "learner_forward_share": timing["learner"] / max(1e-9, c2 - c0),
                 "update_share": (c2 - c1) / max(1e-9, c2 - c0),
                 "kl_coef": self.kl_weight(), "cloning": float(batch["cloning"]), **losses,
             }
@@ -775,7 +799,10 @@ class Trainer:
             self.log_eval(self.evaluate(a.eval_games, a.eval_opponents), train)
         self.save_checkpoint()
         self.writer.close()
-        print(json.dumps({"run_dir": str(self.run_dir), "step": self.step, "latest": self.curve[-1]}, indent=1))
+        b = self.cpu_breakdown
+        throughput = {"learner_steps_per_cpu_second": round(b["steps"] / max(1e-9, b["total"]), 1),
+                      **{f"{k}_share": round(b[k] / max(1e-9, b["total"]), 3) for k in b if k not in ("total", "steps")}}
+        print(json.dumps({"run_dir": str(self.run_dir), "step": self.step, "throughput": throughput, "latest": self.curve[-1]}, indent=1))
         return self.run_dir
 
     def _reindex_snapshot_tables(self) -> None:
