@@ -124,6 +124,14 @@ class Args:
     """teacher agent kind for behaviour cloning and the kickstarting term ('' for none)"""
     bc_steps: int = 0
     """learner decisions played by the teacher and cloned before PPO starts (0: no cloning)"""
+    bc_buffer: int = 65536
+    """cloning keeps the newest N teacher decisions (a replay buffer, not checkpointed) and trains on minibatches drawn from it"""
+    bc_batches: int = 32
+    """gradient steps on the cloning buffer after each cloning rollout"""
+    bc_minibatch_size: int = 256
+    """teacher decisions per cloning gradient step"""
+    bc_learning_rate: float = 1e-3
+    """Adam learning rate while cloning"""
     kl_coef: float = 0.0
     """initial weight of the cross-entropy toward the teacher's choice during PPO (0: off)"""
     kl_decay_steps: int = 1_000_000
@@ -516,6 +524,7 @@ class Trainer:
         self.kinds = list(args.opponents)
         self.weights = list(args.opponent_weights) or [1.0] * len(self.kinds)
         self.teacher_cache: dict[tuple[int, int], agents.Agent] = {}
+        self.bc: dict[str, Any] | None = None
         self.tables = Tables(self.game, args.num_envs, self._deal, self.max_actions, first_game=self.games_dealt)
         self.tables.advance(self._snapshot_act)
         self.writer = None
@@ -632,8 +641,51 @@ class Trainer:
         }
 
     # -- one update
-    def update(self, batch: dict[str, Any]) -> dict[str, float]:
+    def clone_update(self, batch: dict[str, Any]) -> dict[str, float]:
+        """Behaviour cloning: add the rollout's teacher decisions to the buffer, then fit minibatches
+        drawn from it (cross-entropy on the teacher's choice plus the value of the teacher's play)."""
         a = self.args
+        n = batch["action"].shape[0]
+        if self.bc is None:
+            cap = max(n, min(a.bc_buffer, a.bc_steps))
+            self.bc = {"obs": torch.zeros((cap, *self.obs_shape), dtype=torch.float16),
+                       "mask": torch.zeros((cap, self.num_actions), dtype=torch.bool),
+                       "teacher": torch.zeros(cap, dtype=torch.long), "ret": torch.zeros(cap), "size": 0, "next": 0}
+        bc = self.bc
+        cap = bc["teacher"].shape[0]
+        idx = (bc["next"] + torch.arange(n)) % cap
+        bc["obs"][idx] = batch["obs"].half()
+        bc["mask"][idx], bc["teacher"][idx], bc["ret"][idx] = batch["mask"], batch["teacher"], batch["ret"]
+        bc["next"] = int((bc["next"] + n) % cap)
+        bc["size"] = min(cap, bc["size"] + n)
+        for group in self.optimizer.param_groups:
+            group["lr"] = a.bc_learning_rate
+        stats: dict[str, list[float]] = {"teacher_ce": [], "value_loss": [], "teacher_accuracy": [], "entropy": []}
+        for _ in range(a.bc_batches):
+            mb = torch.randint(0, bc["size"], (a.bc_minibatch_size,))
+            logits, value = self.net.logits_and_value(bc["obs"][mb].float())
+            logp_all = masked_log_probs(logits, bc["mask"][mb])
+            teacher = bc["teacher"][mb]
+            ce = -logp_all.gather(1, teacher[:, None]).mean()
+            v_loss = 0.5 * ((value - bc["ret"][mb]) ** 2).mean()
+            self.optimizer.zero_grad()
+            (ce + a.vf_coef * v_loss).backward()
+            torch.nn.utils.clip_grad_norm_(self.net.parameters(), a.max_grad_norm)
+            self.optimizer.step()
+            with torch.no_grad():
+                stats["teacher_ce"].append(float(ce))
+                stats["value_loss"].append(float(v_loss))
+                stats["teacher_accuracy"].append(float((logp_all.argmax(-1) == teacher).float().mean()))
+                stats["entropy"].append(float(-(logp_all.exp() * logp_all).sum(-1).mean()))
+        self.updates += 1
+        return {k: float(np.mean(v)) for k, v in stats.items()}
+
+    def update(self, batch: dict[str, Any]) -> dict[str, float]:
+        if batch["cloning"]:
+            return self.clone_update(batch)
+        a = self.args
+        for group in self.optimizer.param_groups:
+            group["lr"] = a.learning_rate
         size = batch["action"].shape[0]
         kl_w = self.kl_weight()
         stats: dict[str, list[float]] = {k: [] for k in ("policy_loss", "value_loss", "entropy", "teacher_ce", "approx_kl", "clipfrac")}
@@ -649,19 +701,14 @@ class Trainer:
                 teacher = batch["teacher"][mb]
                 has_t = teacher >= 0
                 ce = -logp_all[has_t].gather(1, teacher[has_t][:, None]).mean() if has_t.any() else logits.new_zeros(())
-                if batch["cloning"]:
-                    pg_loss = logits.new_zeros(())
-                    loss = ce + a.vf_coef * v_loss
-                    approx_kl = clipfrac = 0.0
-                else:
-                    ratio = (newlogp - batch["logp"][mb]).exp()
-                    adv = batch["adv"][mb]
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                    pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - a.clip_coef, 1 + a.clip_coef)).mean()
-                    loss = pg_loss - a.ent_coef * entropy + a.vf_coef * v_loss + kl_w * ce
-                    with torch.no_grad():
-                        approx_kl = float(((ratio - 1) - (newlogp - batch["logp"][mb])).mean())
-                        clipfrac = float(((ratio - 1).abs() > a.clip_coef).float().mean())
+                ratio = (newlogp - batch["logp"][mb]).exp()
+                adv = batch["adv"][mb]
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - a.clip_coef, 1 + a.clip_coef)).mean()
+                loss = pg_loss - a.ent_coef * entropy + a.vf_coef * v_loss + kl_w * ce
+                with torch.no_grad():
+                    approx_kl = float(((ratio - 1) - (newlogp - batch["logp"][mb])).mean())
+                    clipfrac = float(((ratio - 1).abs() > a.clip_coef).float().mean())
                 self.optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), a.max_grad_norm)
