@@ -183,3 +183,20 @@ def test_bad_arguments_are_refused_with_the_allowed_values(argv, needle, capsys)
     with pytest.raises(SystemExit):
         ppo.parse_args(argv)
     assert needle in capsys.readouterr().err
+
+
+def test_behaviour_cloning_learns_the_teachers_choices(tmp_path):
+    args = ppo.parse_args(["--game", "sequence_v0", "--run-dir", str(tmp_path / "bc"), "--opponents", "random-v0",
+                           "--teacher", "heuristic-v1", "--bc-steps", "100000", "--num-envs", "8", "--num-steps", "16",
+                           "--bc-batches", "25", "--bc-minibatch-size", "64", "--no-progress"])
+    trainer = ppo.Trainer(args)
+    batch = trainer.collect()
+    assert batch["cloning"] and (batch["teacher"] >= 0).all()
+    assert torch.equal(batch["action"], batch["teacher"])  # the teacher plays while cloning
+    assert batch["mask"].gather(1, batch["teacher"][:, None]).all()
+    first = trainer.clone_update(batch)
+    for _ in range(5):
+        last = trainer.clone_update(batch)
+    assert trainer.bc["size"] == 6 * batch["action"].shape[0]  # each call adds its rollout to the buffer
+    assert last["teacher_ce"] < 0.75 * first["teacher_ce"]
+    assert last["teacher_accuracy"] > first["teacher_accuracy"]
