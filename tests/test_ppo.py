@@ -86,7 +86,12 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
 def test_resume_refuses_changed_training_args_and_a_second_fresh_run(tmp_path):
     run = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", steps=64)
     with pytest.raises(SystemExit):
-        ppo.parse_args(["--resume", str(run), "--learning-rate", "0.1"])
+        ppo.parse_args(["--resume", str(run), "--gamma", "0.9"])
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--resume", str(run), "--conv-channels", "8"])
+    changed = ppo.parse_args(["--resume", str(run), "--learning-rate", "0.0001", "--opponents", "random-v0", "self"])
+    assert changed.learning_rate == 0.0001 and changed.opponents == ["random-v0", "self"]
+    assert changed.gamma == 0.995 and changed.game == "pans_trial_v0"
     with pytest.raises(SystemExit, match="already holds a run"):
         ppo.main(["--game", "pans_trial_v0", "--run-dir", str(run), "--opponents", "random-v0", "--teacher", "", *TINY])
 

@@ -75,7 +75,7 @@ class Args:
     run_dir: str = ""
     """run folder (checkpoints, logs, curve, policy); never put it under checkpoints/"""
     resume: str = ""
-    """continue the run in this folder from its last checkpoint (its saved args are used; only --total-steps, --progress and --eval-* may be changed)"""
+    """continue the run in this folder from its last checkpoint with its saved args; only the budget, evaluation, league and update settings may be changed (see RESUME_CHANGEABLE)"""
     evaluate: str = ""
     """only evaluate the policy of this run folder (or a policy folder) against --eval-opponents and exit"""
     seed: int = 1
@@ -152,6 +152,14 @@ class Args:
     """show a progress bar"""
 
 
+#: Arguments a resumed run may change (everything else — game, network, seeds, cloning — is fixed).
+RESUME_CHANGEABLE = frozenset({
+    "total_steps", "progress", "eval_every", "eval_games", "eval_opponents", "checkpoint_every",
+    "learning_rate", "ent_coef", "update_epochs", "minibatch_size", "opponents", "opponent_weights",
+    "snapshot_every", "snapshot_max",
+})
+
+
 # -------------------------------------------------------------------------------------------------
 # Arguments
 def _field_docs() -> dict[str, str]:
@@ -193,7 +201,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     args = Args(**vars(ns))
     if args.resume:
         saved = _read_json(pathlib.Path(args.resume) / "checkpoint" / "state.json")["args"]
-        changeable = {"total_steps", "progress", "eval_every", "eval_games", "eval_opponents", "resume"}
+        changeable = RESUME_CHANGEABLE | {"resume"}
         changed = sorted(k for k in given if k not in changeable)
         if changed:
             parser.error(f"--resume uses the run's saved args; these cannot be changed: {changed}")
@@ -513,8 +521,9 @@ class Trainer:
             random.setstate(_rng_from_json(state["python_global_rng"]))
             np.random.set_state(_rng_from_json(state["numpy_rng"]))
             torch.set_rng_state(load_file(str(ckpt / "rng.safetensors"))["torch"])
-            if args.eval_every != state["args"]["eval_every"]:
-                self.next_eval = self.step + args.eval_every if args.eval_every else 0
+            for every, nxt in (("eval_every", "next_eval"), ("checkpoint_every", "next_checkpoint"), ("snapshot_every", "next_snapshot")):
+                if getattr(args, every) != state["args"][every]:
+                    setattr(self, nxt, self.step + getattr(args, every))
         else:
             if (ckpt / "state.json").exists():
                 raise SystemExit(f"{self.run_dir} already holds a run; continue it with --resume {self.run_dir} or choose another --name")
