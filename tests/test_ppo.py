@@ -205,3 +205,14 @@ def test_behaviour_cloning_learns_the_teachers_choices(tmp_path):
     assert trainer.bc["size"] == 6 * batch["action"].shape[0]  # each call adds its rollout to the buffer
     assert last["teacher_ce"] < 0.75 * first["teacher_ce"]
     assert last["teacher_accuracy"] > first["teacher_accuracy"]
+
+
+def test_evaluate_a_run_folder_seeded_with_seats_rotated(tmp_path):
+    run = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", steps=64)
+    argv = ["--evaluate", str(run), "--eval-games", "6", "--eval-opponents", "random-v0", "--max-actions", "300"]
+    report = ppo.main(argv)
+    result = report["results"]["random-v0"]
+    assert result["games"] == 6 and result["wins"] + result["draws"] + result["losses"] == 6
+    assert 0 <= result["wilson"][0] <= result["win_rate"] <= result["wilson"][1] <= 1
+    assert (run / "policy" / "eval-6-seed1000000.json").exists()
+    assert ppo.main(argv)["results"] == report["results"]  # same seeds, same games, same outcome
