@@ -15,7 +15,8 @@ happens in one place (``main``), the loop collects a rollout then updates.
   snapshot. The learner receives only its own team's final return.
 * **Kickstarting.** The first ``bc_steps`` learner decisions are played by the teacher
   (``--teacher``, a heuristic) and the network learns them by cross-entropy (behaviour cloning) while
-  its value head learns the teacher's returns. PPO then starts from that network, with a
+  its value head learns the teacher's returns; the decisions go to a replay buffer (``bc_buffer``)
+  and each rollout is followed by ``bc_batches`` minibatches drawn from it. PPO then starts from that network, with a
   cross-entropy term toward the teacher's choice at each learner decision, weighted ``kl_coef`` and
   decaying linearly to zero over ``kl_decay_steps``.
 * **League.** Each game draws its opponent kind from ``--opponents`` (agent kinds such as
@@ -26,7 +27,8 @@ happens in one place (``main``), the loop collects a rollout then updates.
   no pickle), ``tb/`` TensorBoard logs, ``curve.csv`` and ``curve.png``, and ``policy/``, the
   current policy in the safe policy format (:func:`agents.policy_io.save_policy`), loadable by
   ``agents.policy_io.load_policy``. ``--resume RUN_DIR`` continues from the last checkpoint
-  (games in progress are not saved: the resumed run deals new ones).
+  (games in progress and the cloning buffer are not saved: the resumed run deals new games); it may
+  change the settings in :data:`RESUME_CHANGEABLE` (budget, evaluation, league, update), nothing else.
 * **Evaluation.** Every ``eval_every`` steps the greedy policy (most likely legal action) plays
   ``eval_games`` seeded games against each of ``eval_opponents``, seats rotated; a win is first
   place for the learner's team (ties shared first place count, as in ``training.evaluate``).
