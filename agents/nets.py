@@ -1,0 +1,207 @@
+"""Actor-critic networks of the PPO trainer (``training/ppo.py``), loadable with ``agents.policy_io``.
+
+Every network maps a float32 batch of observations ``(B, *obs_shape)`` to action logits
+``(B, num_actions)`` when called, which is the contract of :func:`agents.policy_io.load_policy`.
+The value head lives in the same module and is used only while training
+(``module.logits_and_value(obs)``); a loaded policy ignores it at play.
+
+Two architectures are registered:
+
+* ``"board_conv"`` — a small 3×3 convolution stack over the board slice of the observation
+  (circular padding for boards on a torus, as in Pan's Trial) plus an MLP over the rest of the
+  vector. The two meet in a trunk vector that gives the non-square logits and the value; actions
+  that are squares (Sequence ``place/wild/remove s``, Pan's Trial ballista and placement holes) get
+  per-square logits from a 1×1 convolution over the board features, conditioned on the trunk.
+* ``"mlp_ac"`` — a plain MLP (fallback for games whose board is not worth a convolution).
+
+:data:`BOARD_LAYOUTS` says, per game, where the board is in the flat observation and which action
+ranges are squares; :func:`default_arch` picks the architecture and its keyword arguments for a
+game so the trainer and the tests agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from agents.policy_io import register_architecture
+
+#: Where each game's board sits in its flat observation (see each env module's docstring):
+#: ``layout`` "planes" is plane-major (``obs[c * H * W + square]``), "squares" square-major
+#: (``obs[square * C + c]``); ``square_heads`` lists ``(first_action, count)`` ranges whose action
+#: ``first_action + square`` is about that square (count must equal H * W).
+BOARD_LAYOUTS: dict[str, dict[str, Any]] = {
+    "sequence_v0": {
+        "channels": 6, "height": 10, "width": 10, "layout": "planes", "circular": False,
+        "square_heads": [[0, 100], [100, 100], [200, 100]],
+    },
+    "pans_trial_v0": {
+        "channels": 13, "height": 6, "width": 6, "layout": "squares", "circular": True,
+        "square_heads": [[40, 36], [76, 36], [112, 36]],
+    },
+    "dojo_v0": {
+        "channels": 25, "height": 16, "width": 16, "layout": "planes", "circular": False,
+        "square_heads": [],
+    },
+}
+
+
+def _init(layer: nn.Module, gain: float = 2**0.5) -> nn.Module:
+    """Orthogonal weights and zero biases (the CleanRL PPO initialisation)."""
+    if isinstance(layer, (nn.Linear, nn.Conv2d)):
+        nn.init.orthogonal_(layer.weight, gain)
+        nn.init.zeros_(layer.bias)
+    return layer
+
+
+class MlpActorCritic(nn.Module):
+    """Shared MLP trunk, a linear policy head and a linear value head."""
+
+    def __init__(self, obs_dim: int, num_actions: int, hidden: list[int]) -> None:
+        super().__init__()
+        if obs_dim <= 0 or num_actions <= 0 or not hidden or any(h <= 0 for h in hidden):
+            raise ValueError(
+                f"mlp_ac needs positive obs_dim, num_actions and hidden widths; got "
+                f"obs_dim={obs_dim}, num_actions={num_actions}, hidden={hidden}"
+            )
+        layers: list[nn.Module] = []
+        last = obs_dim
+        for width in hidden:
+            layers += [_init(nn.Linear(last, width)), nn.ReLU()]
+            last = width
+        self.trunk = nn.Sequential(*layers)
+        self.policy = _init(nn.Linear(last, num_actions), 0.01)
+        self.value = _init(nn.Linear(last, 1), 1.0)
+
+    def logits_and_value(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        z = self.trunk(obs.reshape(obs.shape[0], -1))
+        return self.policy(z), self.value(z).squeeze(-1)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.policy(self.trunk(obs.reshape(obs.shape[0], -1)))
+
+
+class BoardConvActorCritic(nn.Module):
+    """3×3 convolutions over the board, an MLP over the rest, per-square policy heads."""
+
+    def __init__(
+        self,
+        obs_dim: int,
+        num_actions: int,
+        channels: int,
+        height: int,
+        width: int,
+        layout: str = "planes",
+        circular: bool = False,
+        square_heads: list[list[int]] | None = None,
+        conv_channels: int = 32,
+        conv_layers: int = 2,
+        hidden: int = 256,
+        summary_channels: int = 4,
+    ) -> None:
+        super().__init__()
+        square_heads = [list(h) for h in (square_heads or [])]
+        board = channels * height * width
+        if layout not in ("planes", "squares"):
+            raise ValueError(f"board layout must be 'planes' or 'squares', got {layout!r}")
+        if not 0 < board < obs_dim:
+            raise ValueError(f"a {channels}x{height}x{width} board does not fit in {obs_dim} observation values")
+        if min(conv_layers, conv_channels, hidden, summary_channels) < 1:
+            raise ValueError("conv_layers, conv_channels, hidden and summary_channels must be positive")
+        for first, count in square_heads:
+            if count != height * width or not 0 <= first <= num_actions - count:
+                raise ValueError(
+                    f"square head ({first}, {count}) must cover {height * width} actions inside [0, {num_actions})"
+                )
+        self.c, self.h, self.w, self.layout = channels, height, width, layout
+        self.board = board
+        self.num_actions = num_actions
+        pad = "circular" if circular else "zeros"
+        convs: list[nn.Module] = []
+        last = channels
+        for _ in range(conv_layers):
+            convs += [_init(nn.Conv2d(last, conv_channels, 3, padding=1, padding_mode=pad)), nn.ReLU()]
+            last = conv_channels
+        self.convs = nn.Sequential(*convs)
+        # The trunk sees the board through a 1x1 convolution to a few channels, flattened (keeps
+        # where things are at a fraction of the cost of flattening every feature map).
+        self.summary = nn.Sequential(_init(nn.Conv2d(conv_channels, summary_channels, 1)), nn.ReLU())
+        self.board_fc = _init(nn.Linear(summary_channels * height * width, hidden))
+        self.rest_fc = _init(nn.Linear(obs_dim - board, hidden))
+        self.trunk = nn.Sequential(nn.ReLU(), _init(nn.Linear(2 * hidden, hidden)), nn.ReLU())
+        self.value = _init(nn.Linear(hidden, 1), 1.0)
+        # Square actions: board features plus a per-channel bias from the trunk, then a 1x1 conv.
+        self.square_index = [(int(f), int(n)) for f, n in square_heads]
+        covered = torch.zeros(num_actions, dtype=torch.bool)
+        for first, count in self.square_index:
+            covered[first : first + count] = True
+        others = torch.nonzero(~covered).flatten()
+        # logits = cat([other-action logits, square logits head-major])[:, source]
+        source = torch.empty(num_actions, dtype=torch.long)
+        source[others] = torch.arange(len(others))
+        for k, (first, count) in enumerate(self.square_index):
+            source[first : first + count] = len(others) + k * count + torch.arange(count)
+        self.register_buffer("source", source, persistent=False)
+        self.other_head = _init(nn.Linear(hidden, len(others)), 0.01) if len(others) else None
+        if self.square_index:
+            self.square_film = _init(nn.Linear(hidden, conv_channels))
+            self.square_head = _init(nn.Conv2d(conv_channels, len(self.square_index), 1), 0.01)
+
+    def _board(self, obs: torch.Tensor) -> torch.Tensor:
+        b = obs[:, : self.board]
+        if self.layout == "planes":
+            return b.reshape(-1, self.c, self.h, self.w)
+        return b.reshape(-1, self.h, self.w, self.c).permute(0, 3, 1, 2)
+
+    def logits_and_value(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        obs = obs.reshape(obs.shape[0], -1)
+        feats = self.convs(self._board(obs))
+        z = self.trunk(torch.cat([self.board_fc(self.summary(feats).flatten(1)), self.rest_fc(obs[:, self.board :])], dim=1))
+        parts = [self.other_head(z)] if self.other_head is not None else []
+        if self.square_index:
+            film = self.square_film(z)[:, :, None, None]
+            parts.append(self.square_head(torch.relu(feats + film)).flatten(1))  # head-major squares
+        logits = torch.cat(parts, dim=1)[:, self.source] if len(parts) > 1 or self.square_index else parts[0]
+        return logits, self.value(z).squeeze(-1)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.logits_and_value(obs)[0]
+
+
+def build_mlp_ac(obs_dim: int, num_actions: int, hidden: list[int]) -> MlpActorCritic:
+    return MlpActorCritic(int(obs_dim), int(num_actions), [int(h) for h in hidden])
+
+
+def build_board_conv(**kwargs: Any) -> BoardConvActorCritic:
+    return BoardConvActorCritic(**kwargs)
+
+
+register_architecture("mlp_ac", build_mlp_ac)
+register_architecture("board_conv", build_board_conv)
+
+
+def default_arch(game_name: str, obs_dim: int, num_actions: int, kind: str = "auto", **overrides: Any) -> tuple[str, dict[str, Any]]:
+    """``(arch, arch_kwargs)`` for a game: ``board_conv`` where a board layout is known, else ``mlp_ac``.
+
+    ``kind`` is "auto", "board_conv" or "mlp_ac"; ``overrides`` replace keyword arguments
+    (``conv_channels``, ``conv_layers``, ``hidden``, ``summary_channels`` for the conv net; ``hidden`` list for the MLP).
+    """
+    if kind not in ("auto", "board_conv", "mlp_ac"):
+        raise ValueError(f"network kind must be 'auto', 'board_conv' or 'mlp_ac', got {kind!r}")
+    if kind == "board_conv" and game_name not in BOARD_LAYOUTS:
+        raise ValueError(f"no board layout is known for {game_name}; known: {sorted(BOARD_LAYOUTS)}")
+    if kind == "mlp_ac" or (kind == "auto" and game_name not in BOARD_LAYOUTS):
+        hidden = overrides.get("hidden", [256, 256])
+        if isinstance(hidden, int):
+            hidden = [hidden, hidden]
+        return "mlp_ac", {"obs_dim": obs_dim, "num_actions": num_actions, "hidden": list(hidden)}
+    kwargs = {"obs_dim": obs_dim, "num_actions": num_actions, **BOARD_LAYOUTS[game_name]}
+    kwargs["square_heads"] = [list(h) for h in kwargs["square_heads"]]
+    kwargs.update({"conv_channels": 32, "conv_layers": 2, "hidden": 256, "summary_channels": 4})
+    for key in ("conv_channels", "conv_layers", "hidden", "summary_channels"):
+        if key in overrides and overrides[key] is not None:
+            value = overrides[key]
+            kwargs[key] = int(value[0] if isinstance(value, list) else value)
+    return "board_conv", kwargs

@@ -1,0 +1,218 @@
+"""The PPO trainer (training/ppo.py) and its networks (agents/nets.py), on tiny budgets."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+import torch
+
+import agents
+import envs
+from agents.nets import BOARD_LAYOUTS, default_arch
+from agents.policy_io import ARCHITECTURES, load_policy
+from training import ppo
+
+TINY = ["--num-envs", "4", "--num-steps", "16", "--minibatch-size", "32", "--update-epochs", "1",
+        "--eval-games", "2", "--eval-opponents", "random-v0", "--max-actions", "300", "--no-progress"]
+
+
+def tiny_run(tmp_path: pathlib.Path, game: str, *extra: str, steps: int = 192) -> pathlib.Path:
+    run = tmp_path / f"{game}-run"
+    ppo.main(["--game", game, "--run-dir", str(run), "--total-steps", str(steps), "--eval-every", "128",
+              "--checkpoint-every", "64", "--snapshot-every", "64", *TINY, *extra])
+    return run
+
+
+@pytest.mark.parametrize(
+    "game,extra",
+    [
+        ("sequence_v0", ["--opponents", "random-v0", "self", "--teacher", "heuristic-v1", "--bc-steps", "64", "--kl-coef", "0.5"]),
+        ("sequence_v0", ["--config", '{"players_per_team": 2}', "--opponents", "random-v0", "self", "--teacher", ""]),
+        ("pans_trial_v0", ["--opponents", "random-v0", "self", "--teacher", ""]),
+        ("dojo_v0", ["--opponents", "random-v0", "--teacher", ""]),
+        ("wizard_arena_v0", ["--opponents", "random-v0", "--teacher", ""]),
+    ],
+)
+def test_tiny_run_trains_logs_and_saves_a_loadable_policy(tmp_path, game, extra):
+    run = tiny_run(tmp_path, game, *extra)
+    state = json.loads((run / "checkpoint" / "state.json").read_text())
+    assert state["step"] >= 192
+    assert (run / "curve.csv").read_text().count("\n") >= 2  # header + at least one evaluation
+    assert (run / "curve.png").stat().st_size > 0
+    assert any((run / "tb").iterdir())
+    config = json.loads(extra[extra.index("--config") + 1]) if "--config" in extra else {}
+    game_obj = envs.make_game(game, **config)
+    module, spec = load_policy(run / "policy", game=game, observation_shape=game_obj.observation_shape,
+                               num_actions=game_obj.num_actions)
+    assert spec["meta"]["steps"] == state["step"]
+    # The loaded policy plays whole games through the strict environment (an illegal move raises).
+    n = game_obj.num_players
+    seats = [agents.make(f"{game}/random-v0", seed=s) for s in range(n)]
+    seats[0] = ppo.NetAgent(game, module, seed=0)
+    config = dict(config, max_cycles=60)
+    record = agents.play_game(game, seats, seed=3, config=config)
+    assert record.length > 0
+
+
+def test_resume_continues_steps_optimizer_and_pool(tmp_path):
+    from safetensors.torch import load_file
+
+    run = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "self", "--teacher", "", steps=128)
+    first = json.loads((run / "checkpoint" / "state.json").read_text())
+    saved_opt = load_file(str(run / "checkpoint" / "optimizer.safetensors"))
+    saved_model = load_file(str(run / "checkpoint" / "model.safetensors"))
+    args = ppo.parse_args(["--resume", str(run), "--total-steps", "256", "--no-progress"])
+    trainer = ppo.Trainer(args)
+    assert trainer.step == first["step"] == 128
+    assert len(trainer.snapshots) == first["snapshots"] >= 2
+    for name, tensor in trainer.net.state_dict().items():
+        assert torch.equal(tensor, saved_model[name])
+    restored = ppo.flatten_optimizer(trainer.optimizer)[0]
+    assert restored.keys() == saved_opt.keys() and restored
+    for name in saved_opt:
+        assert torch.equal(restored[name], saved_opt[name])
+    trainer.run()
+    second = json.loads((run / "checkpoint" / "state.json").read_text())
+    assert second["step"] == 256
+    assert second["updates"] == first["updates"] + 2
+    # Adam's step counters go on from the saved ones: 2 updates x (64 decisions / minibatch 32) x 1 epoch.
+    steps = {k: v for k, v in load_file(str(run / "checkpoint" / "optimizer.safetensors")).items() if k.endswith(".step")}
+    assert steps and all(float(v) == float(saved_opt[k]) + 4 for k, v in steps.items())
+
+
+def test_resume_refuses_changed_training_args_and_a_second_fresh_run(tmp_path):
+    run = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", steps=64)
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--resume", str(run), "--gamma", "0.9"])
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--resume", str(run), "--conv-channels", "8"])
+    changed = ppo.parse_args(["--resume", str(run), "--learning-rate", "0.0001", "--opponents", "random-v0", "self"])
+    assert changed.learning_rate == 0.0001 and changed.opponents == ["random-v0", "self"]
+    assert changed.gamma == 0.995 and changed.game == "pans_trial_v0"
+    with pytest.raises(SystemExit, match="already holds a run"):
+        ppo.main(["--game", "pans_trial_v0", "--run-dir", str(run), "--opponents", "random-v0", "--teacher", "", *TINY])
+
+
+def test_masked_log_probs_match_a_reference():
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(6, 9, generator=gen) * 3
+    mask = torch.rand(6, 9, generator=gen) < 0.5
+    mask[:, 4] = True
+    got = ppo.masked_log_probs(logits, mask)
+    for row in range(6):
+        legal = mask[row].nonzero().flatten().tolist()
+        z = logits[row, legal]
+        ref = z - torch.log(torch.exp(z - z.max()).sum()) - z.max()
+        assert torch.allclose(got[row, legal], ref, atol=1e-5)
+        illegal = [a for a in range(9) if a not in legal]
+        assert (got[row, illegal] < -1e8).all()
+        assert torch.isclose(got[row].exp().sum(), torch.tensor(1.0))
+    samples = ppo.sample(got.repeat(200, 1))
+    assert mask.repeat(200, 1).gather(1, samples[:, None]).all()  # never an illegal action
+
+
+@pytest.mark.parametrize("game", sorted(BOARD_LAYOUTS))
+def test_board_conv_reads_the_board_slice_and_routes_square_heads(game):
+    g = envs.make_game(game)
+    obs_dim = int(np.prod(g.observation_shape))
+    arch, kwargs = default_arch(game, obs_dim, g.num_actions, "board_conv")
+    net = ARCHITECTURES[arch](**kwargs)
+    layout = BOARD_LAYOUTS[game]
+    c, h, w = layout["channels"], layout["height"], layout["width"]
+    # Value (channel 2, square 7) must land at channel 2, row 7 // w, column 7 % w.
+    obs = torch.zeros(1, obs_dim)
+    index = 2 * h * w + 7 if layout["layout"] == "planes" else 7 * c + 2
+    obs[0, index] = 1.0
+    board = net._board(obs)
+    assert board.shape == (1, c, h, w)
+    assert board[0, 2, 7 // w, 7 % w] == 1.0 and board.sum() == 1.0
+    # With the heads' weights zeroed, each square action's logit is its head's bias.
+    if layout["square_heads"]:
+        with torch.no_grad():
+            net.square_head.weight.zero_()
+            for k in range(len(layout["square_heads"])):
+                net.square_head.bias[k] = 10.0 * (k + 1)
+            logits = net(torch.rand(2, obs_dim))
+        for k, (first, count) in enumerate(layout["square_heads"]):
+            assert torch.allclose(logits[:, first : first + count], torch.full((2, count), 10.0 * (k + 1)))
+        covered = {a for first, count in layout["square_heads"] for a in range(first, first + count)}
+        others = [a for a in range(g.num_actions) if a not in covered]
+        assert (logits[:, others].abs() < 5).all()
+
+
+def test_team_game_learner_decides_only_for_its_team():
+    game = envs.make_game("sequence_v0", players_per_team=2)
+
+    def deal(g):
+        return 100 + g, "random-v0", (lambda s: agents.make("sequence_v0/random-v0", seed=s)), g % 2
+
+    tables = ppo.Tables(game, 3, deal, max_actions=400, max_games=6)
+    tables.advance(lambda k, rows: [])
+    rng = np.random.default_rng(0)
+    decisions = 0
+    while any(tables.active):
+        rows = [i for i in range(tables.n) if tables.active[i]]
+        for i in rows:
+            seat = tables.states[i].current_player()
+            assert seat in tables.learner[i] and seat % 2 == tables.team[i]
+            decisions += 1
+            tables.apply(i, int(rng.choice(tables.states[i].legal_actions())))
+        tables.advance(lambda k, rows: [])
+    assert len(tables.finished) == 6 and decisions > 0
+    assert {len(tables.learner[i]) for i in range(3)} == {2}
+
+
+def test_help_documents_every_option(capsys):
+    with pytest.raises(SystemExit):
+        ppo.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name in ("--bc-steps", "--kl-coef", "--opponents", "--resume", "--eval-games", "--snapshot-every"):
+        assert name in text
+    assert "learner decisions played by the teacher and cloned before PPO starts (0: no cloning) (default: 0)" in text
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["--game", "chess"], "not a game"),
+        (["--opponents", "nobody-v9"], "unknown agent kind"),
+        (["--eval-opponents", "self"], "training opponent only"),
+        (["--config", "[1]"], "JSON object"),
+        (["--opponents", "random-v0", "--opponent-weights", "1", "2"], "one non-negative weight"),
+    ],
+)
+def test_bad_arguments_are_refused_with_the_allowed_values(argv, needle, capsys):
+    with pytest.raises(SystemExit):
+        ppo.parse_args(argv)
+    assert needle in capsys.readouterr().err
+
+
+def test_behaviour_cloning_learns_the_teachers_choices(tmp_path):
+    args = ppo.parse_args(["--game", "sequence_v0", "--run-dir", str(tmp_path / "bc"), "--opponents", "random-v0",
+                           "--teacher", "heuristic-v1", "--bc-steps", "100000", "--num-envs", "8", "--num-steps", "16",
+                           "--bc-batches", "25", "--bc-minibatch-size", "64", "--no-progress"])
+    trainer = ppo.Trainer(args)
+    batch = trainer.collect()
+    assert batch["cloning"] and (batch["teacher"] >= 0).all()
+    assert torch.equal(batch["action"], batch["teacher"])  # the teacher plays while cloning
+    assert batch["mask"].gather(1, batch["teacher"][:, None]).all()
+    first = trainer.clone_update(batch)
+    for _ in range(5):
+        last = trainer.clone_update(batch)
+    assert trainer.bc["size"] == 6 * batch["action"].shape[0]  # each call adds its rollout to the buffer
+    assert last["teacher_ce"] < 0.75 * first["teacher_ce"]
+    assert last["teacher_accuracy"] > first["teacher_accuracy"]
+
+
+def test_evaluate_a_run_folder_seeded_with_seats_rotated(tmp_path):
+    run = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", steps=64)
+    argv = ["--evaluate", str(run), "--eval-games", "6", "--eval-opponents", "random-v0", "--max-actions", "300"]
+    report = ppo.main(argv)
+    result = report["results"]["random-v0"]
+    assert result["games"] == 6 and result["wins"] + result["draws"] + result["losses"] == 6
+    assert 0 <= result["wilson"][0] <= result["win_rate"] <= result["wilson"][1] <= 1
+    assert (run / "policy" / "eval-6-seed1000000.json").exists()
+    assert ppo.main(argv)["results"] == report["results"]  # same seeds, same games, same outcome
