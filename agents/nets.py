@@ -34,15 +34,27 @@ from agents.policy_io import register_architecture
 #: ``first_action + square`` is about that square (count must equal H * W).
 BOARD_LAYOUTS: dict[str, dict[str, Any]] = {
     "sequence_v0": {
-        "channels": 6, "height": 10, "width": 10, "layout": "planes", "circular": False,
+        "channels": 6,
+        "height": 10,
+        "width": 10,
+        "layout": "planes",
+        "circular": False,
         "square_heads": [[0, 100], [100, 100], [200, 100]],
     },
     "pans_trial_v0": {
-        "channels": 13, "height": 6, "width": 6, "layout": "squares", "circular": True,
+        "channels": 13,
+        "height": 6,
+        "width": 6,
+        "layout": "squares",
+        "circular": True,
         "square_heads": [[40, 36], [76, 36], [112, 36]],
     },
     "dojo_v0": {
-        "channels": 25, "height": 16, "width": 16, "layout": "planes", "circular": False,
+        "channels": 25,
+        "height": 16,
+        "width": 16,
+        "layout": "planes",
+        "circular": False,
         "square_heads": [],
     },
 }
@@ -158,7 +170,9 @@ class BoardConvActorCritic(nn.Module):
     def logits_and_value(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         obs = obs.reshape(obs.shape[0], -1)
         feats = self.convs(self._board(obs))
-        z = self.trunk(torch.cat([self.board_fc(self.summary(feats).flatten(1)), self.rest_fc(obs[:, self.board :])], dim=1))
+        z = self.trunk(
+            torch.cat([self.board_fc(self.summary(feats).flatten(1)), self.rest_fc(obs[:, self.board :])], dim=1)
+        )
         parts = [self.other_head(z)] if self.other_head is not None else []
         if self.square_index:
             film = self.square_film(z)[:, :, None, None]
@@ -182,7 +196,9 @@ register_architecture("mlp_ac", build_mlp_ac)
 register_architecture("board_conv", build_board_conv)
 
 
-def default_arch(game_name: str, obs_dim: int, num_actions: int, kind: str = "auto", **overrides: Any) -> tuple[str, dict[str, Any]]:
+def default_arch(
+    game_name: str, obs_dim: int, num_actions: int, kind: str = "auto", **overrides: Any
+) -> tuple[str, dict[str, Any]]:
     """``(arch, arch_kwargs)`` for a game: ``board_conv`` where a board layout is known, else ``mlp_ac``.
 
     ``kind`` is "auto", "board_conv" or "mlp_ac"; ``overrides`` replace keyword arguments

@@ -10,26 +10,61 @@ import pytest
 import torch
 
 import agents
+from agents.checkpoint import PolicyAgent
 import envs
 from agents.nets import BOARD_LAYOUTS, default_arch
 from agents.policy_io import ARCHITECTURES, load_policy
 from training import ppo
 
-TINY = ["--num-envs", "4", "--num-steps", "16", "--minibatch-size", "32", "--update-epochs", "1",
-        "--eval-games", "2", "--eval-opponents", "random-v0", "--max-actions", "300", "--no-progress"]
+TINY = [
+    "--num-envs",
+    "4",
+    "--num-steps",
+    "16",
+    "--minibatch-size",
+    "32",
+    "--update-epochs",
+    "1",
+    "--eval-games",
+    "2",
+    "--eval-opponents",
+    "random-v0",
+    "--max-actions",
+    "300",
+    "--no-progress",
+]
 
 
 def tiny_run(tmp_path: pathlib.Path, game: str, *extra: str, steps: int = 192) -> pathlib.Path:
     run = tmp_path / f"{game}-run"
-    ppo.main(["--game", game, "--run-dir", str(run), "--total-steps", str(steps), "--eval-every", "128",
-              "--checkpoint-every", "64", "--snapshot-every", "64", *TINY, *extra])
+    ppo.main(
+        [
+            "--game",
+            game,
+            "--run-dir",
+            str(run),
+            "--total-steps",
+            str(steps),
+            "--eval-every",
+            "128",
+            "--checkpoint-every",
+            "64",
+            "--snapshot-every",
+            "64",
+            *TINY,
+            *extra,
+        ]
+    )
     return run
 
 
 @pytest.mark.parametrize(
     "game,extra",
     [
-        ("sequence_v0", ["--opponents", "random-v0", "self", "--teacher", "heuristic-v1", "--bc-steps", "64", "--kl-coef", "0.5"]),
+        (
+            "sequence_v0",
+            ["--opponents", "random-v0", "self", "--teacher", "heuristic-v1", "--bc-steps", "64", "--kl-coef", "0.5"],
+        ),
         ("sequence_v0", ["--config", '{"players_per_team": 2}', "--opponents", "random-v0", "self", "--teacher", ""]),
         ("pans_trial_v0", ["--opponents", "random-v0", "self", "--teacher", ""]),
         ("dojo_v0", ["--opponents", "random-v0", "--teacher", ""]),
@@ -45,13 +80,14 @@ def test_tiny_run_trains_logs_and_saves_a_loadable_policy(tmp_path, game, extra)
     assert any((run / "tb").iterdir())
     config = json.loads(extra[extra.index("--config") + 1]) if "--config" in extra else {}
     game_obj = envs.make_game(game, **config)
-    module, spec = load_policy(run / "policy", game=game, observation_shape=game_obj.observation_shape,
-                               num_actions=game_obj.num_actions)
+    module, spec = load_policy(
+        run / "policy", game=game, observation_shape=game_obj.observation_shape, num_actions=game_obj.num_actions
+    )
     assert spec["meta"]["steps"] == state["step"]
     # The loaded policy plays whole games through the strict environment (an illegal move raises).
     n = game_obj.num_players
     seats = [agents.make(f"{game}/random-v0", seed=s) for s in range(n)]
-    seats[0] = ppo.NetAgent(game, module, seed=0)
+    seats[0] = PolicyAgent(game, model=module, seed=0)
     config = dict(config, max_cycles=60)
     record = agents.play_game(game, seats, seed=3, config=config)
     assert record.length > 0
@@ -79,7 +115,9 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     assert second["step"] == 256
     assert second["updates"] == first["updates"] + 2
     # Adam's step counters go on from the saved ones: 2 updates x (64 decisions / minibatch 32) x 1 epoch.
-    steps = {k: v for k, v in load_file(str(run / "checkpoint" / "optimizer.safetensors")).items() if k.endswith(".step")}
+    steps = {
+        k: v for k, v in load_file(str(run / "checkpoint" / "optimizer.safetensors")).items() if k.endswith(".step")
+    }
     assert steps and all(float(v) == float(saved_opt[k]) + 4 for k, v in steps.items())
 
 
@@ -191,9 +229,29 @@ def test_bad_arguments_are_refused_with_the_allowed_values(argv, needle, capsys)
 
 
 def test_behaviour_cloning_learns_the_teachers_choices(tmp_path):
-    args = ppo.parse_args(["--game", "sequence_v0", "--run-dir", str(tmp_path / "bc"), "--opponents", "random-v0",
-                           "--teacher", "heuristic-v1", "--bc-steps", "100000", "--num-envs", "8", "--num-steps", "16",
-                           "--bc-batches", "25", "--bc-minibatch-size", "64", "--no-progress"])
+    args = ppo.parse_args(
+        [
+            "--game",
+            "sequence_v0",
+            "--run-dir",
+            str(tmp_path / "bc"),
+            "--opponents",
+            "random-v0",
+            "--teacher",
+            "heuristic-v1",
+            "--bc-steps",
+            "100000",
+            "--num-envs",
+            "8",
+            "--num-steps",
+            "16",
+            "--bc-batches",
+            "25",
+            "--bc-minibatch-size",
+            "64",
+            "--no-progress",
+        ]
+    )
     trainer = ppo.Trainer(args)
     batch = trainer.collect()
     assert batch["cloning"] and (batch["teacher"] >= 0).all()

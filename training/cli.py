@@ -4,25 +4,40 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 from typing import Any
 
 
-def dataclass_parser(cls: type, helps: dict[str, str], **parser_kwargs: Any) -> argparse.ArgumentParser:
-    """A parser with one option per field of ``cls``; its help is ``helps[field]`` and the default.
+def field_docs(cls: type) -> dict[str, str]:
+    """The one-line docstring under each field of ``cls`` (the CleanRL convention), by field name."""
+    lines = inspect.getsource(cls).splitlines()
+    docs = {}
+    for line, following in zip(lines, lines[1:]):
+        name = line.strip().split(":", 1)[0]
+        if ":" in line and following.strip().startswith('"""'):
+            docs[name] = following.strip().strip('"')
+    return docs
 
-    Booleans become ``--x/--no-x``, lists take one or more values of their default's element type;
+
+def dataclass_parser(cls: type, helps: dict[str, str] | None = None, *, list_nargs: str = "+",
+                     **parser_kwargs: Any) -> argparse.ArgumentParser:
+    """A parser with one option per field of ``cls``; its help is ``helps[field]`` (by default the
+    field's docstring) and the default.
+
+    Booleans become ``--x/--no-x``, lists take ``list_nargs`` values of their default's element type;
     parse with ``cls(**vars(parser.parse_args(argv)))``.
     """
+    helps = field_docs(cls) if helps is None else helps
     parser = argparse.ArgumentParser(formatter_class=argparse.RawDescriptionHelpFormatter, **parser_kwargs)
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        text = helps[f.name] + " (default: %(default)r)"
+        text = helps.get(f.name, f.name.replace("_", " ")) + " (default: %(default)r)"
         if isinstance(default, bool):
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=text)
         elif isinstance(default, list):
             kind = type(default[0]) if default else str
-            parser.add_argument(flag, nargs="+", type=kind, default=default, help=text)
+            parser.add_argument(flag, nargs=list_nargs, type=kind, default=default, help=text)
         else:
             parser.add_argument(flag, type=type(default), default=default, help=text)
     return parser

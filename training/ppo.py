@@ -40,7 +40,6 @@ import argparse
 import copy
 import csv
 import dataclasses
-import inspect
 import json
 import math
 import pathlib
@@ -57,9 +56,10 @@ import torch
 import agents
 import envs
 from agents.nets import default_arch
-from agents.play import seat_inputs
+from agents.runner import seat_inputs
 from agents.policy_io import ARCHITECTURES, load_policy, save_policy
-from training.evaluate import score_game, table_facts
+from agents.scoring import score_teams
+from training.cli import dataclass_parser
 from training.stats import wilson_interval
 
 NEG = -1e9
@@ -77,7 +77,7 @@ class Args:
     run_dir: str = ""
     """run folder (checkpoints, logs, curve, policy); never put it under checkpoints/"""
     resume: str = ""
-    """continue the run in this folder from its last checkpoint with its saved args; only the budget, evaluation, league and update settings may be changed (see RESUME_CHANGEABLE)"""
+    """continue this run folder from its last checkpoint (only budget, eval, league, update settings may change)"""
     evaluate: str = ""
     """only evaluate the policy of this run folder (or a policy folder) against --eval-opponents and exit"""
     seed: int = 1
@@ -155,51 +155,40 @@ class Args:
 
 
 #: Arguments a resumed run may change (everything else — game, network, seeds, cloning — is fixed).
-RESUME_CHANGEABLE = frozenset({
-    "total_steps", "progress", "eval_every", "eval_games", "eval_opponents", "checkpoint_every",
-    "learning_rate", "ent_coef", "update_epochs", "minibatch_size", "opponents", "opponent_weights",
-    "snapshot_every", "snapshot_max",
-})
+RESUME_CHANGEABLE = frozenset(
+    {
+        "total_steps",
+        "progress",
+        "eval_every",
+        "eval_games",
+        "eval_opponents",
+        "checkpoint_every",
+        "learning_rate",
+        "ent_coef",
+        "update_epochs",
+        "minibatch_size",
+        "opponents",
+        "opponent_weights",
+        "snapshot_every",
+        "snapshot_max",
+    }
+)
 
 
 # -------------------------------------------------------------------------------------------------
 # Arguments
-def _field_docs() -> dict[str, str]:
-    """The docstring under each dataclass field (the CleanRL convention), read from this file."""
-    lines = inspect.getsource(Args).splitlines()
-    docs = {}
-    for i, line in enumerate(lines[:-1]):
-        name = line.strip().split(":", 1)[0]
-        if ":" in line and lines[i + 1].strip().startswith('"""'):
-            docs[name] = lines[i + 1].strip().strip('"')
-    return docs
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m training.ppo",
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    docs = _field_docs()
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        doc = docs.get(f.name, f.name)
-        if isinstance(default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=doc)
-        elif isinstance(default, list):
-            kind = float if f.name == "opponent_weights" else str
-            parser.add_argument(flag, nargs="*", type=kind, default=default, help=doc)
-        else:
-            parser.add_argument(flag, type=type(default), default=default, help=doc)
-    return parser
+    return dataclass_parser(Args, prog="python -m training.ppo", description=__doc__.split("\n\n")[0], list_nargs="*")
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
     parser = build_parser()
     ns = parser.parse_args(argv)
-    given = {a.dest for a in parser._actions if any(o in (argv if argv is not None else sys.argv[1:]) for o in a.option_strings)}
+    given = {
+        a.dest
+        for a in parser._actions
+        if any(o in (argv if argv is not None else sys.argv[1:]) for o in a.option_strings)
+    }
     args = Args(**vars(ns))
     if args.resume:
         saved = _read_json(pathlib.Path(args.resume) / "checkpoint" / "state.json")["args"]
@@ -228,12 +217,18 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
     known = set(agents.available(args.game))
     for kind in [*args.opponents, *args.eval_opponents, *([args.teacher] if args.teacher else [])]:
         if kind != "self" and f"{args.game}/{kind}" not in known:
-            fail(f"unknown agent kind {kind!r} for {args.game}; available: {sorted(k.split('/')[1] for k in known)} or 'self'")
+            fail(
+                f"unknown agent kind {kind!r} for {args.game}; available: {sorted(k.split('/')[1] for k in known)} or 'self'"
+            )
     if "self" in args.eval_opponents or args.teacher == "self":
         fail("'self' is a training opponent only; --eval-opponents and --teacher need fixed agents")
     if not args.opponents:
         fail("--opponents needs at least one kind")
-    if args.opponent_weights and (len(args.opponent_weights) != len(args.opponents) or min(args.opponent_weights) < 0 or sum(args.opponent_weights) <= 0):
+    if args.opponent_weights and (
+        len(args.opponent_weights) != len(args.opponents)
+        or min(args.opponent_weights) < 0
+        or sum(args.opponent_weights) <= 0
+    ):
         fail("--opponent-weights needs one non-negative weight per --opponents entry, not all zero")
     if (args.bc_steps or args.kl_coef) and not args.teacher:
         fail("--bc-steps and --kl-coef need a --teacher")
@@ -265,32 +260,6 @@ def sample(logp: torch.Tensor, greedy: bool = False) -> torch.Tensor:
     return (logp - torch.log(-torch.log(u))).argmax(dim=-1)
 
 
-def reset_agent(agent: agents.Agent, seat: int, game: Any) -> None:
-    """``agent.reset(seat, game)`` where agents take the Game, else the older ``(seat, config)``."""
-    params = list(inspect.signature(agent.reset).parameters)
-    agent.reset(seat, game if len(params) > 1 and params[1] == "game" else game.config)
-
-
-class NetAgent(agents.Agent):
-    """An agent that plays a policy network: the most likely legal action, or a sample."""
-
-    def __init__(self, game_name: str, module: torch.nn.Module, seed: int | None = None, greedy: bool = True) -> None:
-        super().__init__(game_name, seed)
-        self.module = module
-        self.greedy = greedy
-        self.gen = torch.Generator().manual_seed(seed or 0)
-
-    def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
-        mask = torch.as_tensor(observation["action_mask"], dtype=torch.bool)[None]
-        if not mask.any():
-            raise ValueError(f"{self.game_name}: asked to act with an empty action mask")
-        with torch.no_grad():
-            logp = masked_log_probs(self.module(torch.as_tensor(observation["observation"], dtype=torch.float32)[None]), mask)
-        if self.greedy:
-            return int(logp.argmax())
-        return int(torch.multinomial(logp.exp()[0], 1, generator=self.gen))
-
-
 # -------------------------------------------------------------------------------------------------
 # Tables: many games stepped together
 class Tables:
@@ -304,8 +273,15 @@ class Tables:
     one, until ``max_games`` have been dealt (then the table goes idle).
     """
 
-    def __init__(self, game: Any, n: int, deal: Callable[[int], tuple[int, str, Any, int]], max_actions: int,
-                 first_game: int = 0, max_games: int | None = None) -> None:
+    def __init__(
+        self,
+        game: Any,
+        n: int,
+        deal: Callable[[int], tuple[int, str, Any, int]],
+        max_actions: int,
+        first_game: int = 0,
+        max_games: int | None = None,
+    ) -> None:
         self.game = game
         self.n = n
         self.deal = deal
@@ -313,7 +289,7 @@ class Tables:
         self.dealt = first_game
         self.max_games = max_games
         self.num_players = game.num_players
-        self.num_teams = table_facts(game.name, game.config)[1]
+        self.num_teams = game.num_teams
         self.states: list[Any] = [None] * n
         self.learner: list[frozenset[int]] = [frozenset()] * n
         self.team: list[int] = [0] * n
@@ -337,7 +313,7 @@ class Tables:
         self.dealt += 1
         self.states[i] = self.game.new_initial_state(seed)
         self.team[i] = team
-        self.learner[i] = frozenset(s for s in range(self.num_players) if s % self.num_teams == team)
+        self.learner[i] = frozenset(s for s in range(self.num_players) if self.game.team_of(s) == team)
         self.kind[i] = kind
         self.length[i] = 0
         if callable(opponent):  # an agent factory: one agent per opponent seat, reused between games
@@ -351,7 +327,7 @@ class Tables:
                     agent = self.agent_cache[key] = opponent(seed * 31 + s)
                 else:
                     agent.rng.seed(seed * 31 + s)
-                reset_agent(agent, s, self.game)
+                agent.reset(s, self.game)
                 seats[s] = agent
             self.opp[i] = seats
         else:
@@ -365,8 +341,7 @@ class Tables:
         state = self.states[i]
         truncated = not state.is_terminal()
         returns = state.truncation_returns() if truncated else state.returns()
-        team_returns = [returns[t] for t in range(self.num_teams)]
-        winners, _ = score_game(team_returns, truncated)
+        winners, _ = score_teams(self.game.team_returns(returns), decided=not truncated)
         reward = float(returns[min(self.learner[i])])
         self.finished.append((self.kind[i], reward, self.team[i] in winners, truncated, self.length[i]))
         self._new_game(i)
@@ -476,8 +451,12 @@ class Trainer:
         self.num_actions = self.game.num_actions
         obs_dim = int(np.prod(self.obs_shape))
         self.arch, self.arch_kwargs = default_arch(
-            args.game, obs_dim, self.num_actions, args.net,
-            conv_channels=args.conv_channels, conv_layers=args.conv_layers,
+            args.game,
+            obs_dim,
+            self.num_actions,
+            args.net,
+            conv_channels=args.conv_channels,
+            conv_layers=args.conv_layers,
             hidden=args.hidden,
         )
         self.max_actions = args.max_actions or self.game.default_max_cycles * self.game.num_players
@@ -500,7 +479,9 @@ class Trainer:
         self.cpu_seconds = 0.0
         self.curve: list[dict[str, Any]] = []
         #: CPU seconds of this run by part (env = engines, observations, masks, resets).
-        self.cpu_breakdown = dict.fromkeys(("env", "learner_forward", "teacher", "opponents", "snapshots", "update", "total", "steps"), 0.0)
+        self.cpu_breakdown = dict.fromkeys(
+            ("env", "learner_forward", "teacher", "opponents", "snapshots", "update", "total", "steps"), 0.0
+        )
         self.next_eval = args.eval_every
         self.next_checkpoint = args.checkpoint_every
         self.next_snapshot = args.snapshot_every
@@ -516,19 +497,34 @@ class Trainer:
                 snap.load_state_dict(load_file(str(ckpt / f"snapshot_{k}.safetensors")))
                 self.snapshots.append(snap.eval())
             self.snapshot_steps = state["snapshot_steps"]
-            for key in ("step", "updates", "games_dealt", "cpu_seconds", "curve", "next_eval", "next_checkpoint", "next_snapshot"):
+            for key in (
+                "step",
+                "updates",
+                "games_dealt",
+                "cpu_seconds",
+                "curve",
+                "next_eval",
+                "next_checkpoint",
+                "next_snapshot",
+            ):
                 setattr(self, key, state[key])
             self.cpu_breakdown.update(state.get("cpu_breakdown", {}))
             self.rng.setstate(_rng_from_json(state["python_rng"]))
             random.setstate(_rng_from_json(state["python_global_rng"]))
             np.random.set_state(_rng_from_json(state["numpy_rng"]))
             torch.set_rng_state(load_file(str(ckpt / "rng.safetensors"))["torch"])
-            for every, nxt in (("eval_every", "next_eval"), ("checkpoint_every", "next_checkpoint"), ("snapshot_every", "next_snapshot")):
+            for every, nxt in (
+                ("eval_every", "next_eval"),
+                ("checkpoint_every", "next_checkpoint"),
+                ("snapshot_every", "next_snapshot"),
+            ):
                 if getattr(args, every) != state["args"][every]:
                     setattr(self, nxt, self.step + getattr(args, every))
         else:
             if (ckpt / "state.json").exists():
-                raise SystemExit(f"{self.run_dir} already holds a run; continue it with --resume {self.run_dir} or choose another --name")
+                raise SystemExit(
+                    f"{self.run_dir} already holds a run; continue it with --resume {self.run_dir} or choose another --name"
+                )
             self.snapshots.append(self._frozen())  # 'self' before the first snapshot: the starting network
             self.snapshot_steps.append(0)
 
@@ -554,7 +550,7 @@ class Trainer:
         return seed, kind, (lambda s: agents.make(agent_id, seed=s)), team
 
     def tables_num_teams(self) -> int:
-        return table_facts(self.args.game, self.config)[1]
+        return self.game.num_teams
 
     def _frozen(self) -> torch.nn.Module:
         snap = copy.deepcopy(self.net)
@@ -576,8 +572,10 @@ class Trainer:
             key = (i, seat)
             teacher = self.teacher_cache.get(key)
             if teacher is None:
-                teacher = self.teacher_cache[key] = agents.make(f"{self.args.game}/{self.args.teacher}", seed=self.args.seed * 7 + i)
-            reset_agent(teacher, seat, self.game)  # heuristics decide from the position; no memory kept
+                teacher = self.teacher_cache[key] = agents.make(
+                    f"{self.args.game}/{self.args.teacher}", seed=self.args.seed * 7 + i
+                )
+            teacher.reset(seat, self.game)  # heuristics decide from the position; no memory kept
             obs, view = seat_inputs(state, seat)
             out.append(int(teacher.act(obs, view)))
         return out
@@ -645,10 +643,16 @@ class Trainer:
             last = delta + a.gamma * a.gae_lambda * nonterminal * last
             adv[t] = last
         return {
-            "obs": obs_buf.reshape(T * n, *self.obs_shape), "mask": mask_buf.reshape(T * n, -1),
-            "action": act_buf.reshape(-1), "logp": logp_buf.reshape(-1), "adv": adv.reshape(-1),
-            "ret": (adv + val_buf).reshape(-1), "value": val_buf.reshape(-1), "teacher": teach_buf.reshape(-1),
-            "cloning": cloning, "timing": timing,
+            "obs": obs_buf.reshape(T * n, *self.obs_shape),
+            "mask": mask_buf.reshape(T * n, -1),
+            "action": act_buf.reshape(-1),
+            "logp": logp_buf.reshape(-1),
+            "adv": adv.reshape(-1),
+            "ret": (adv + val_buf).reshape(-1),
+            "value": val_buf.reshape(-1),
+            "teacher": teach_buf.reshape(-1),
+            "cloning": cloning,
+            "timing": timing,
         }
 
     # -- one update
@@ -659,9 +663,14 @@ class Trainer:
         n = batch["action"].shape[0]
         if self.bc is None:
             cap = max(n, min(a.bc_buffer, a.bc_steps))
-            self.bc = {"obs": torch.zeros((cap, *self.obs_shape), dtype=torch.float16),
-                       "mask": torch.zeros((cap, self.num_actions), dtype=torch.bool),
-                       "teacher": torch.zeros(cap, dtype=torch.long), "ret": torch.zeros(cap), "size": 0, "next": 0}
+            self.bc = {
+                "obs": torch.zeros((cap, *self.obs_shape), dtype=torch.float16),
+                "mask": torch.zeros((cap, self.num_actions), dtype=torch.bool),
+                "teacher": torch.zeros(cap, dtype=torch.long),
+                "ret": torch.zeros(cap),
+                "size": 0,
+                "next": 0,
+            }
         bc = self.bc
         cap = bc["teacher"].shape[0]
         idx = (bc["next"] + torch.arange(n)) % cap
@@ -699,7 +708,9 @@ class Trainer:
             group["lr"] = a.learning_rate
         size = batch["action"].shape[0]
         kl_w = self.kl_weight()
-        stats: dict[str, list[float]] = {k: [] for k in ("policy_loss", "value_loss", "entropy", "teacher_ce", "approx_kl", "clipfrac")}
+        stats: dict[str, list[float]] = {
+            k: [] for k in ("policy_loss", "value_loss", "entropy", "teacher_ce", "approx_kl", "clipfrac")
+        }
         for _ in range(a.update_epochs):
             order = torch.randperm(size)
             for start in range(0, size, a.minibatch_size):
@@ -724,7 +735,12 @@ class Trainer:
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), a.max_grad_norm)
                 self.optimizer.step()
-                for key, val in (("policy_loss", pg_loss), ("value_loss", v_loss), ("entropy", entropy), ("teacher_ce", ce)):
+                for key, val in (
+                    ("policy_loss", pg_loss),
+                    ("value_loss", v_loss),
+                    ("entropy", entropy),
+                    ("teacher_ce", ce),
+                ):
                     stats[key].append(float(val.detach()))
                 stats["approx_kl"].append(approx_kl)
                 stats["clipfrac"].append(clipfrac)
@@ -733,8 +749,16 @@ class Trainer:
 
     # -- evaluation
     def evaluate(self, games: int, kinds: list[str], seed: int | None = None) -> dict[str, dict[str, Any]]:
-        return evaluate_module(self.net, self.args.game, self.config, kinds, games,
-                               self.args.eval_seed if seed is None else seed, min(self.args.num_envs, games), self.max_actions)
+        return evaluate_module(
+            self.net,
+            self.args.game,
+            self.config,
+            kinds,
+            games,
+            self.args.eval_seed if seed is None else seed,
+            min(self.args.num_envs, games),
+            self.max_actions,
+        )
 
     # -- saving
     def save_checkpoint(self) -> None:
@@ -750,16 +774,31 @@ class Trainer:
             save_file({n: v.contiguous() for n, v in snap.state_dict().items()}, str(tmp / f"snapshot_{k}.safetensors"))
         save_file({"torch": torch.get_rng_state()}, str(tmp / "rng.safetensors"))
         state = {
-            "format": "tabletop-rl/ppo-run", "args": dataclasses.asdict(self.args), "arch": self.arch,
-            "arch_kwargs": self.arch_kwargs, "step": self.step, "updates": self.updates,
-            "games_dealt": self.tables.dealt, "cpu_seconds": self.cpu_seconds, "curve": self.curve,
-            "next_eval": self.next_eval, "next_checkpoint": self.next_checkpoint, "next_snapshot": self.next_snapshot,
-            "snapshots": len(self.snapshots), "snapshot_steps": self.snapshot_steps, "optimizer": opt_meta,
+            "format": "tabletop-rl/ppo-run",
+            "args": dataclasses.asdict(self.args),
+            "arch": self.arch,
+            "arch_kwargs": self.arch_kwargs,
+            "step": self.step,
+            "updates": self.updates,
+            "games_dealt": self.tables.dealt,
+            "cpu_seconds": self.cpu_seconds,
+            "curve": self.curve,
+            "next_eval": self.next_eval,
+            "next_checkpoint": self.next_checkpoint,
+            "next_snapshot": self.next_snapshot,
+            "snapshots": len(self.snapshots),
+            "snapshot_steps": self.snapshot_steps,
+            "optimizer": opt_meta,
             "cpu_breakdown": self.cpu_breakdown,
-            "python_rng": _rng_to_json(self.rng.getstate()), "python_global_rng": _rng_to_json(random.getstate()),
+            "python_rng": _rng_to_json(self.rng.getstate()),
+            "python_global_rng": _rng_to_json(random.getstate()),
             "numpy_rng": _rng_to_json(np.random.get_state()),
         }
-        state["numpy_rng"] = [state["numpy_rng"][0], np.asarray(state["numpy_rng"][1]).tolist(), *state["numpy_rng"][2:]]
+        state["numpy_rng"] = [
+            state["numpy_rng"][0],
+            np.asarray(state["numpy_rng"][1]).tolist(),
+            *state["numpy_rng"][2:],
+        ]
         (tmp / "state.json").write_text(json.dumps(state, indent=1))
         old = self.run_dir / "checkpoint.old"
         if ckpt.exists():
@@ -774,10 +813,21 @@ class Trainer:
     def save_policy(self, folder: pathlib.Path | None = None) -> pathlib.Path:
         latest = self.curve[-1] if self.curve else {}
         return save_policy(
-            folder or self.run_dir / "policy", self.net, arch=self.arch, arch_kwargs=self.arch_kwargs,
-            game=self.args.game, config=self.game.config, observation_shape=self.obs_shape, num_actions=self.num_actions,
-            meta={"trainer": "training.ppo", "steps": self.step, "cpu_seconds": round(self.cpu_seconds, 1),
-                  "args": dataclasses.asdict(self.args), "latest_eval": latest},
+            folder or self.run_dir / "policy",
+            self.net,
+            arch=self.arch,
+            arch_kwargs=self.arch_kwargs,
+            game=self.args.game,
+            config=self.game.config,
+            observation_shape=self.obs_shape,
+            num_actions=self.num_actions,
+            meta={
+                "trainer": "training.ppo",
+                "steps": self.step,
+                "cpu_seconds": round(self.cpu_seconds, 1),
+                "args": dataclasses.asdict(self.args),
+                "latest_eval": latest,
+            },
         )
 
     # -- logging
@@ -800,7 +850,14 @@ class Trainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(a), indent=2) + "\n")
         self.writer = SummaryWriter(str(self.run_dir / "tb"))
-        bar = tqdm(total=a.total_steps, initial=self.step, unit="step", disable=not a.progress, dynamic_ncols=True, mininterval=5)
+        bar = tqdm(
+            total=a.total_steps,
+            initial=self.step,
+            unit="step",
+            disable=not a.progress,
+            dynamic_ncols=True,
+            mininterval=5,
+        )
         recent: list[tuple[str, float, bool, bool, int]] = []
         train: dict[str, float] = {}
         while self.step < a.total_steps:
@@ -815,9 +872,16 @@ class Trainer:
             recent = (recent + self.tables.finished)[-2000:]
             self.tables.finished = []
             timing = batch["timing"]
-            for key, val in (("env", timing["env"]), ("learner_forward", timing["learner"]), ("teacher", timing["teacher"]),
-                             ("opponents", timing["opponents"]), ("snapshots", timing["snapshots"]),
-                             ("update", c2 - c1), ("total", c2 - c0), ("steps", n)):
+            for key, val in (
+                ("env", timing["env"]),
+                ("learner_forward", timing["learner"]),
+                ("teacher", timing["teacher"]),
+                ("opponents", timing["opponents"]),
+                ("snapshots", timing["snapshots"]),
+                ("update", c2 - c1),
+                ("total", c2 - c0),
+                ("steps", n),
+            ):
                 self.cpu_breakdown[key] += val
             train = {
                 "steps_per_cpu_s": n / max(1e-9, c2 - c0),
@@ -827,7 +891,9 @@ class Trainer:
                 "snapshot_share": timing["snapshots"] / max(1e-9, c2 - c0),
                 "learner_forward_share": timing["learner"] / max(1e-9, c2 - c0),
                 "update_share": (c2 - c1) / max(1e-9, c2 - c0),
-                "kl_coef": self.kl_weight(), "cloning": float(batch["cloning"]), **losses,
+                "kl_coef": self.kl_weight(),
+                "cloning": float(batch["cloning"]),
+                **losses,
             }
             for key, val in train.items():
                 self.writer.add_scalar(f"train/{key}", val, self.step)
@@ -835,9 +901,13 @@ class Trainer:
                 won = [w for k, _, w, _, _ in recent if k == kind]
                 self.writer.add_scalar(f"league/win_rate_vs_{kind}", float(np.mean(won)), self.step)
             bar.update(n)
-            bar.set_postfix(sps=f"{train['steps_per_cpu_s']:.0f}", env=f"{train['env_share']:.0%}",
-                            win=f"{np.mean([w for _, _, w, _, _ in recent]) if recent else 0:.2f}",
-                            ent=f"{losses['entropy']:.2f}", bc=int(batch["cloning"]))
+            bar.set_postfix(
+                sps=f"{train['steps_per_cpu_s']:.0f}",
+                env=f"{train['env_share']:.0%}",
+                win=f"{np.mean([w for _, _, w, _, _ in recent]) if recent else 0:.2f}",
+                ent=f"{losses['entropy']:.2f}",
+                bc=int(batch["cloning"]),
+            )
             if a.snapshot_every and self.step >= self.next_snapshot and not batch["cloning"]:
                 self.next_snapshot = self.step + a.snapshot_every
                 self.snapshots.append(self._frozen())
@@ -858,9 +928,16 @@ class Trainer:
         self.save_checkpoint()
         self.writer.close()
         b = self.cpu_breakdown
-        throughput = {"learner_steps_per_cpu_second": round(b["steps"] / max(1e-9, b["total"]), 1),
-                      **{f"{k}_share": round(b[k] / max(1e-9, b["total"]), 3) for k in b if k not in ("total", "steps")}}
-        print(json.dumps({"run_dir": str(self.run_dir), "step": self.step, "throughput": throughput, "latest": self.curve[-1]}, indent=1))
+        throughput = {
+            "learner_steps_per_cpu_second": round(b["steps"] / max(1e-9, b["total"]), 1),
+            **{f"{k}_share": round(b[k] / max(1e-9, b["total"]), 3) for k in b if k not in ("total", "steps")},
+        }
+        print(
+            json.dumps(
+                {"run_dir": str(self.run_dir), "step": self.step, "throughput": throughput, "latest": self.curve[-1]},
+                indent=1,
+            )
+        )
         return self.run_dir
 
     def _reindex_snapshot_tables(self) -> None:
@@ -877,8 +954,16 @@ def _rmtree(path: pathlib.Path) -> None:
 
 
 # -------------------------------------------------------------------------------------------------
-def evaluate_module(module: torch.nn.Module, game_name: str, config: dict[str, Any], kinds: list[str], games: int,
-                    seed: int, batch: int = 64, max_actions: int = 0) -> dict[str, dict[str, Any]]:
+def evaluate_module(
+    module: torch.nn.Module,
+    game_name: str,
+    config: dict[str, Any],
+    kinds: list[str],
+    games: int,
+    seed: int,
+    batch: int = 64,
+    max_actions: int = 0,
+) -> dict[str, dict[str, Any]]:
     """Greedy ``module`` against each opponent kind over ``games`` seeded games, seats rotated.
 
     Game ``g`` is dealt with seed ``seed + g`` and the learner plays team ``g % num_teams``; every
@@ -886,7 +971,7 @@ def evaluate_module(module: torch.nn.Module, game_name: str, config: dict[str, A
     losses, win rate and its Wilson 95% interval.
     """
     game = envs.make_game(game_name, **config)
-    num_teams = table_facts(game_name, config)[1]
+    num_teams = game.num_teams
     max_actions = max_actions or game.default_max_cycles * game.num_players
     results = {}
     module.eval()
@@ -895,6 +980,7 @@ def evaluate_module(module: torch.nn.Module, game_name: str, config: dict[str, A
         raise RuntimeError("evaluation games have no snapshot opponents")
 
     for kind in kinds:
+
         def deal(g: int, kind: str = kind) -> tuple[int, str, Any, int]:
             agent_id = f"{game_name}/{kind}"
             return seed + g, kind, (lambda s: agents.make(agent_id, seed=s)), g % num_teams
@@ -913,9 +999,15 @@ def evaluate_module(module: torch.nn.Module, game_name: str, config: dict[str, A
         wins = sum(1 for o in outcomes if o[2])
         draws = sum(1 for o in outcomes if not o[2] and (o[3] or o[1] == 0))
         low, high = wilson_interval(wins, len(outcomes))
-        results[kind] = {"games": len(outcomes), "wins": wins, "draws": draws, "losses": len(outcomes) - wins - draws,
-                         "win_rate": wins / max(1, len(outcomes)), "wilson": [low, high],
-                         "mean_length": float(np.mean([o[4] for o in outcomes])) if outcomes else 0.0}
+        results[kind] = {
+            "games": len(outcomes),
+            "wins": wins,
+            "draws": draws,
+            "losses": len(outcomes) - wins - draws,
+            "win_rate": wins / max(1, len(outcomes)),
+            "wilson": [low, high],
+            "mean_length": float(np.mean([o[4] for o in outcomes])) if outcomes else 0.0,
+        }
     module.train()
     return results
 
@@ -935,10 +1027,14 @@ def write_curve(curve: list[dict[str, Any]], run_dir: pathlib.Path, title: str) 
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     steps = [row["step"] for row in curve]
     for key in sorted(k for k in keys if k.startswith("win_rate_vs_")):
-        kind = key[len("win_rate_vs_"):]
+        kind = key[len("win_rate_vs_") :]
         ax.plot(steps, [row.get(key, math.nan) for row in curve], marker="o", label=kind)
-        ax.fill_between(steps, [row.get(f"win_low_vs_{kind}", math.nan) for row in curve],
-                        [row.get(f"win_high_vs_{kind}", math.nan) for row in curve], alpha=0.2)
+        ax.fill_between(
+            steps,
+            [row.get(f"win_low_vs_{kind}", math.nan) for row in curve],
+            [row.get(f"win_high_vs_{kind}", math.nan) for row in curve],
+            alpha=0.2,
+        )
     ax.set_ylim(0, 1)
     ax.set_xlabel("learner steps")
     ax.set_ylabel("win rate (greedy policy)")
@@ -957,12 +1053,26 @@ def evaluate_folder(folder: pathlib.Path, args: Args) -> dict[str, Any]:
     module, spec = load_policy(policy)
     config = spec["config"]
     game = envs.make_game(spec["game"], **config)
-    result = evaluate_module(module, spec["game"], config, args.eval_opponents, args.eval_games, args.eval_seed,
-                             min(args.num_envs, args.eval_games), args.max_actions or game.default_max_cycles * game.num_players)
-    report = {"policy": str(policy), "game": spec["game"], "config": config, "steps": spec["meta"].get("steps"),
-              "eval_seed": args.eval_seed, "games_per_opponent": args.eval_games,
-              "note": "greedy policy; game g dealt with seed eval_seed+g, learner team g % num_teams; Wilson 95%",
-              "results": result}
+    result = evaluate_module(
+        module,
+        spec["game"],
+        config,
+        args.eval_opponents,
+        args.eval_games,
+        args.eval_seed,
+        min(args.num_envs, args.eval_games),
+        args.max_actions or game.default_max_cycles * game.num_players,
+    )
+    report = {
+        "policy": str(policy),
+        "game": spec["game"],
+        "config": config,
+        "steps": spec["meta"].get("steps"),
+        "eval_seed": args.eval_seed,
+        "games_per_opponent": args.eval_games,
+        "note": "greedy policy; game g dealt with seed eval_seed+g, learner team g % num_teams; Wilson 95%",
+        "results": result,
+    }
     (policy / f"eval-{args.eval_games}-seed{args.eval_seed}.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
 
@@ -973,8 +1083,10 @@ def main(argv: list[str] | None = None) -> Any:
         torch.set_num_threads(1)
         report = evaluate_folder(pathlib.Path(args.evaluate), args)
         for kind, r in report["results"].items():
-            print(f"vs {kind}: {r['wins']}/{r['games']} wins = {r['win_rate']:.1%} "
-                  f"[{r['wilson'][0]:.1%}, {r['wilson'][1]:.1%}], draws {r['draws']}")
+            print(
+                f"vs {kind}: {r['wins']}/{r['games']} wins = {r['win_rate']:.1%} "
+                f"[{r['wilson'][0]:.1%}, {r['wilson'][1]:.1%}], draws {r['draws']}"
+            )
         return report
     return Trainer(args).run()
 

@@ -18,7 +18,6 @@ starts.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import pathlib
@@ -40,6 +39,7 @@ from agents.checkpoint import (
 )
 from agents.policy_io import save_policy
 from training.convert_sb3 import actor_of
+from training.cli import dataclass_parser
 from training.selfplay import SelfPlayEnv
 
 RUNS_DIR = pathlib.Path("runs") / "train_ppo"
@@ -92,18 +92,7 @@ class Args:
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=_HelpFormatter)
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        doc = _field_doc(f.name)
-        if isinstance(default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=doc)
-        elif isinstance(default, list):
-            kind = type(default[0]) if default else str
-            parser.add_argument(flag, nargs="*", type=kind, default=default, help=doc)
-        else:
-            parser.add_argument(flag, type=type(default), default=default, help=doc)
+    parser = dataclass_parser(Args, description=__doc__, list_nargs="*")
     ns = parser.parse_args(argv)
     args = Args(**vars(ns))
     if args.game not in envs.NAMES:
@@ -131,26 +120,6 @@ def parse_args(argv: list[str] | None = None) -> Args:
         if agent_id not in agents.available(args.game):
             parser.error(f"unknown opponent {kind!r}; available: {agents.available(args.game)}")
     return args
-
-
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """The module docstring as written, and every option's default after its meaning."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        if action.default == "":  # an empty default is explained by the option's own text
-            return action.help or ""
-        return super()._get_help_string(action)
-
-
-def _field_doc(name: str) -> str:
-    """The docstring under a dataclass field (the CleanRL convention), read from this file."""
-    import inspect
-
-    lines = inspect.getsource(Args).splitlines()
-    for i, line in enumerate(lines):
-        if line.strip().startswith(f"{name}:") and i + 1 < len(lines) and lines[i + 1].strip().startswith('"""'):
-            return lines[i + 1].strip().strip('"')
-    return name
 
 
 def evaluate_policy(model, args: Args, config: dict[str, Any], games: int, seed: int) -> dict[str, Any]:
