@@ -164,11 +164,19 @@ class WizardArenaGame(Game):
             arena = ArenaMap(cfg["map_size"], [0] * cfg["map_size"] ** 2)
         arena = self._intern(arena)
         state = ArenaState(self, arena, rng)
+        # Each bot on a random cell of ``state.free_cells(avoid_crowd=True)``; the calm cells (free,
+        # with no occupied neighbour) are kept up to date as bots are placed instead of being
+        # recomputed from the whole map for every bot.
+        calm = list(arena.free_cells)
+        near = arena.neighbours
         for i in range(state.n):
-            cells = state.free_cells(avoid_crowd=True)
+            cells = calm or state.free_cells(avoid_crowd=False)
             cell = cells[rng.randrange(len(cells))]
             state.pos[i] = cell
             state.occ[cell] = i
+            if calm:
+                taken = near[cell]
+                calm = [c for c in calm if c != cell and c not in taken]
         cells = state.free_cells(avoid_crowd=False)
         state.gary = cells[rng.randrange(len(cells))]
         return state

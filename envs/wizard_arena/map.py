@@ -84,7 +84,7 @@ class ArenaMap:
             step.append(tuple(row_step))
             squeeze.append(tuple(row_squeeze))
             moves.append(tuple(row_moves))
-            neighbours.append(tuple(t for _, t in row_moves))
+            neighbours.append(tuple([t for _, t in row_moves]))
         #: step[cell][d]: the cell reached by direction d, or -1 (off the map or an obstacle).
         self.step = tuple(step)
         #: squeeze[cell][d]: that step is a diagonal squeeze between two obstacle corners.
@@ -119,18 +119,26 @@ class ArenaMap:
 
     def connected(self) -> bool:
         """Can every free cell reach every other by 8-neighbour steps?"""
-        free = self.free_cells
-        if not free:
-            return False
-        seen = {free[0]}
-        todo = [free[0]]
-        while todo:
-            cell = todo.pop()
-            for n in self.neighbours[cell]:
-                if n not in seen:
-                    seen.add(n)
-                    todo.append(n)
-        return len(seen) == len(free)
+        return _all_free_connected(self.size, self.terrain)
+
+
+def _free_region(size: int, terrain: list[int] | tuple[int, ...], start: int) -> set[int]:
+    """The free cells reachable from the free cell ``start`` by 8-neighbour steps."""
+    steps = _geometry(size)[2]
+    seen = {start}
+    todo = [start]
+    while todo:
+        for _, n, _, _ in steps[todo.pop()]:
+            if terrain[n] == FREE and n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return seen
+
+
+def _all_free_connected(size: int, terrain: list[int] | tuple[int, ...]) -> bool:
+    """Can every free cell of ``terrain`` reach every other (False when there is none)?"""
+    free = [c for c, t in enumerate(terrain) if t == FREE]
+    return bool(free) and len(_free_region(size, terrain, free[0])) == len(free)
 
 
 def chebyshev(size: int, a: int, b: int) -> int:
@@ -144,7 +152,7 @@ def generate_terrain(size: int, density: float, rng: random.Random, attempts: in
     reachable from every other. A map failing the reachability check is drawn again; after
     ``attempts`` failures the unreachable pockets of the last draw are filled in as forest."""
     target = int(round(density * size * size))
-    arena = None
+    terrain: list[int] = []
     for _ in range(attempts):
         terrain = [FREE] * (size * size)
         placed = 0
@@ -164,26 +172,18 @@ def generate_terrain(size: int, density: float, rng: random.Random, attempts: in
                     clump.append(rr * size + cc)
                 else:
                     break
-        arena = ArenaMap(size, terrain)
-        if arena.connected():
-            return arena
+        # (checked on the plain terrain list: the map's tables are built only for the draw kept)
+        if _all_free_connected(size, terrain):
+            return ArenaMap(size, terrain)
     # Fill every pocket that is cut off from the largest free region.
-    assert arena is not None
     best: set[int] = set()
     seen: set[int] = set()
-    for start in arena.free_cells:
-        if start in seen:
+    for start in range(size * size):
+        if terrain[start] != FREE or start in seen:
             continue
-        comp = {start}
-        todo = [start]
-        while todo:
-            cell = todo.pop()
-            for n in arena.neighbours[cell]:
-                if n not in comp:
-                    comp.add(n)
-                    todo.append(n)
+        comp = _free_region(size, terrain, start)
         seen |= comp
         if len(comp) > len(best):
             best = comp
-    terrain = [t if (t != FREE or i in best) else FOREST for i, t in enumerate(arena.terrain)]
+    terrain = [t if (t != FREE or i in best) else FOREST for i, t in enumerate(terrain)]
     return ArenaMap(size, terrain)

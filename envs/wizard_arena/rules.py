@@ -71,6 +71,11 @@ _GARY_MASK = _mask_of((CHALLENGE, NO_CHALLENGE))
 _REWARD_MASK = _mask_of((REWARD_SCORE, REWARD_STRENGTH, REWARD_HEALTH))
 _REWARD_MASK_NO_HEALTH = _mask_of((REWARD_SCORE, REWARD_STRENGTH))
 _NO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
+#: The legal actions, ascending, of every mask above (keyed by the mask's bytes).
+_ACTIONS_OF_MASK = {
+    m.tobytes(): tuple(int(a) for a in np.flatnonzero(m))
+    for m in (*_MOVE_MASKS, _ALLY_MASK, _GARY_MASK, _REWARD_MASK, _REWARD_MASK_NO_HEALTH, _NO_MASK)
+}
 
 
 def single_file(count: int, first: int, options: Any, budget: int) -> list[int] | None:
@@ -278,6 +283,12 @@ class ArenaState(State):
         if phase == REWARD:
             return (_REWARD_MASK if self.health > 0 else _REWARD_MASK_NO_HEALTH).copy()
         return _NO_MASK.copy()
+
+    def legal_actions(self) -> list[int]:
+        """The legal actions, ascending: looked up from the mask (always one of the tables above)."""
+        mask = self.legal_mask()
+        actions = _ACTIONS_OF_MASK.get(mask.tobytes())
+        return list(actions) if actions is not None else np.flatnonzero(mask).tolist()
 
     def _apply(self, action: int) -> None:
         self.actions_taken += 1

@@ -73,7 +73,7 @@ def _position(text, n, config=None, **kw):
 
 def _heuristic(state, seat, seed=0):
     bot = agents.make(HEURISTIC, seed=seed)
-    bot.reset(seat, state.game.config)
+    bot.reset(seat, state.game)
     return bot
 
 
@@ -105,7 +105,7 @@ def test_a_party_whose_line_points_at_its_target_turns_round_and_reaches_it(pict
     # The line 0-1-2 points east at the weaker solo 3 (which would join it). Measured from the
     # nearest member of the line, no step got closer in the corridor, so the old heuristic stayed
     # for good. (Gary is too strong to be worth a visit and so is 4, waiting in its corner.)
-    from agents.play import seat_inputs
+    from agents.runner import seat_inputs
     from envs.wizard_arena.rules import MOVE, STAY
 
     s = _position(picture, 5, parties=[[0, 1, 2]], bots={3: {"strength": 0.5}, 4: {"strength": 5.0}},
@@ -124,7 +124,7 @@ def test_a_party_whose_line_points_at_its_target_turns_round_and_reaches_it(pict
 
 
 def test_a_refused_partner_is_asked_again_once_the_position_changed():
-    from agents.play import seat_inputs
+    from agents.runner import seat_inputs
     from envs.wizard_arena.rules import ALLY_DECLINE, STAY
 
     s = _position("""

@@ -365,7 +365,7 @@ def test_time_left_follows_the_environments_cap_and_the_quiet_rounds():
         legal = np.flatnonzero(env.observe(agent)["action_mask"])
         env.step(int(legal[-1]))
         steps += 1
-    state = env.unwrapped.game_state
+    state = env.unwrapped.engine_state
     obs = env.observe(env.agent_selection)["observation"]
     assert obs[at] == pytest.approx(1.0 - steps / 20)
     assert obs[at + 1] == pytest.approx(1.0 - state.quiet_rounds / state.no_progress_limit)
