@@ -141,7 +141,7 @@ class ArenaState(State):
         "pos", "hp", "max_hp", "strength", "score", "alive", "counters",
         "leader_of", "parties", "occ", "gary",
         "turn", "round", "_phase", "actor", "ally", "ally_stage", "met", "declined", "respawned",
-        "quiet_rounds", "no_progress_limit", "actions_taken", "obs_cache",
+        "quiet_rounds", "no_progress_limit", "actions_taken", "step_limit", "obs_cache",
     )
 
     def __init__(self, game: Any, arena: ArenaMap, rng: random.Random) -> None:
@@ -182,6 +182,9 @@ class ArenaState(State):
         self.no_progress_limit = NO_PROGRESS_ROUNDS_PER_SIDE * arena.size
         #: Actions applied since the start (the observation's time-left feature).
         self.actions_taken = 0
+        #: The cap on actions the time-left feature counts down to: the environment's (see
+        #: ``set_step_limit``), else the game's default.
+        self.step_limit = game.step_limit
         #: Scratch space of the observation encoder (derived data only; never saved or compared).
         self.obs_cache: Any = None
 
@@ -255,6 +258,11 @@ class ArenaState(State):
 
     def truncation_returns(self) -> list[float]:
         return rank_rewards(self.score, self.strength)
+
+    def set_step_limit(self, limit: int) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"the step limit must be an integer >= 1, got {limit!r}")
+        self.step_limit = limit
 
     def end_reason(self) -> str | None:
         """``"rules"`` once one side is left (or none is alive), ``"no-progress"`` when the
@@ -868,6 +876,7 @@ class ArenaState(State):
         other.quiet_rounds = self.quiet_rounds
         other.no_progress_limit = self.no_progress_limit
         other.actions_taken = self.actions_taken
+        other.step_limit = self.step_limit
         other.obs_cache = self.obs_cache  # immutable snapshot, safe to share
         return other
 
