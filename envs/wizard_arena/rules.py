@@ -766,12 +766,13 @@ class ArenaState(State):
     def _place_line(self, line: list[int], bound: int, budget: int) -> list[int] | None:
         """Cells for ``line`` single file, the leader on its own cell and every member within
         ``bound`` steps of its own cell, or None (see ``_set_line``); at most ``budget`` nodes."""
-        pos, occ, size = self.pos, self.occ, self.map.size
+        pos, occ = self.pos, self.occ
         members = set(line)
-        nb = self.map.neighbours
+        nb, row, col = self.map.neighbours, self.map.row, self.map.col
 
         def options(k: int, ahead: int, used: set[int]) -> list[int]:
-            hr, hc = divmod(pos[line[k]], size)
+            home = pos[line[k]]
+            hr, hc = row[home], col[home]
             cands = []
             for c in nb[ahead]:
                 if c in used:
@@ -779,8 +780,8 @@ class ArenaState(State):
                 o = occ[c]
                 if o >= 0 and o not in members:
                     continue
-                r, cc = divmod(c, size)
-                dist = max(abs(r - hr), abs(cc - hc))
+                dr, dc = row[c] - hr, col[c] - hc
+                dist = max(dr, -dr, dc, -dc)  # Chebyshev distance from the member's own cell
                 if dist <= bound:
                     cands.append((dist, c))
             cands.sort()

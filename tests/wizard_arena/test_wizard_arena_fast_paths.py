@@ -11,7 +11,7 @@ import pytest
 
 from envs.core import make_rng
 from envs.wizard_arena.game import WizardArenaGame
-from envs.wizard_arena.map import FOREST, FREE, ArenaMap, generate_terrain
+from envs.wizard_arena.map import DIRECTIONS, FOREST, FREE, ArenaMap, generate_terrain
 from envs.wizard_arena.rules import ArenaState
 
 
@@ -117,3 +117,38 @@ def test_legal_actions_match_the_mask():
                 assert legal == np.flatnonzero(state.legal_mask()).tolist()
                 state.apply_action(legal[rng.randrange(len(legal))])
             assert state.legal_actions() == []
+
+
+def reference_tables(size, terrain):
+    """The map's move tables built cell by cell and step by step."""
+    passable = [t == FREE for t in terrain]
+    step, squeeze, neighbours, moves = [], [], [], []
+    for cell in range(size * size):
+        r, c = divmod(cell, size)
+        row_step, row_squeeze, row_moves = [-1] * 8, [False] * 8, []
+        for d, (dr, dc) in enumerate(DIRECTIONS):
+            rr, cc = r + dr, c + dc
+            if 0 <= rr < size and 0 <= cc < size and passable[rr * size + cc]:
+                row_step[d] = rr * size + cc
+                row_moves.append((d, rr * size + cc))
+                if dr and dc and not passable[rr * size + c] and not passable[r * size + cc]:
+                    row_squeeze[d] = True
+        step.append(tuple(row_step))
+        squeeze.append(tuple(row_squeeze))
+        moves.append(tuple(row_moves))
+        neighbours.append(tuple(t for _, t in row_moves))
+    return tuple(step), tuple(squeeze), tuple(neighbours), tuple(moves)
+
+
+@pytest.mark.parametrize("size,density", [(16, 0.15), (6, 0.0), (9, 0.4), (12, 0.5)])
+def test_map_tables_match_reference(size, density):
+    for seed in range(15):
+        arena = generate_terrain(size, density, random.Random(seed))
+        holes = random.Random(seed).choices(range(3), k=size * size)  # disconnected terrain too
+        for terrain in (arena.terrain, holes):
+            got = ArenaMap(size, terrain)
+            want = reference_tables(size, terrain)
+            assert (got.step, got.squeeze, got.neighbours, got.moves) == want
+            assert all(type(t) is int for row in got.step for t in row)
+            assert all(type(v) is bool for row in got.squeeze for v in row)
+            assert got.free_cells == tuple(i for i, t in enumerate(terrain) if t == FREE)
