@@ -102,7 +102,6 @@ class TabletopEnv(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         self._max_steps = self.max_cycles * n
-        game.step_limit = self._max_steps  # games whose observation shows the time left read it
         obs_box = spaces.Box(
             low=game.observation_low,
             high=game.observation_high,
@@ -134,6 +133,7 @@ class TabletopEnv(AECEnv):
             self._state = self.game.new_initial_state(seed)
             self._steps = 0
         self.agent_selection = self.possible_agents[0]  # replaced by _advance (a finished save too)
+        self._state.set_step_limit(self._max_steps)
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}

@@ -391,6 +391,12 @@ class State(abc.ABC):
         """Descriptions of every broken invariant (cards conserved, counts consistent, ...)."""
         return []
 
+    def set_step_limit(self, limit: int) -> None:
+        """The environment's cap on actions in this episode (``max_cycles`` x seats), told after every
+        reset and restore. A game whose observation shows the time left keeps it (and passes it on
+        to clones); the default ignores it."""
+        return None
+
     def end_reason(self) -> str | None:
         """Why the game ended: None while it goes on; ``"rules"`` once terminal by the rules. A game
         with further ways to end (for example ``"no-progress"``) overrides this."""

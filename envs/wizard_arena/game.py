@@ -98,8 +98,8 @@ class WizardArenaGame(Game):
         #: values per bot in the table: the named features, then the one-hot of its leader's row
         self.row_len = len(TABLE_FEATURES) + self.num_players
         self.observation_shape = (self.table_offset + self.num_players * self.row_len,)
-        #: The environment's cap in actions (the env sets it from ``max_cycles``); the observation's
-        #: "time left" is measured against it.
+        #: The default cap in actions that the observation's "time left" counts down to; an
+        #: environment tells each state its own (``ArenaState.set_step_limit``, from ``max_cycles``).
         self.step_limit = self.default_max_cycles * self.num_players
         self._maps: dict[tuple[str, ...], ArenaMap] = {}
         n = self.num_players
@@ -110,6 +110,8 @@ class WizardArenaGame(Game):
         self._col_int = [c % self.size for c in range(ss)]
         self._row_list = [r / last for r in self._row_int]  # normalised row/col features by cell
         self._col_list = [c / last for c in self._col_int]
+        #: per centre cell (filled on demand): every cell's index in the window, or -1 outside it
+        self._window_places: list[tuple[int, ...] | None] = [None] * ss
         self.own_offset = self.global_len + self.local_len
         self.window_cells = w * w
         #: where channel ch starts, on the global planes and in the local window
@@ -147,7 +149,8 @@ class WizardArenaGame(Game):
         return out
 
     # -----------------------------------------------------------------------------------------
-    def _intern(self, arena: ArenaMap) -> ArenaMap:
+    def intern_map(self, arena: ArenaMap) -> ArenaMap:
+        """The one shared map object for this terrain (states on the same terrain share its tables)."""
         key = tuple(arena.rows())
         known = self._maps.get(key)
         if known is not None:
@@ -161,7 +164,7 @@ class WizardArenaGame(Game):
         """The map drawn by ``rows`` (already checked: ``map_size`` strings of ``map_size``
         characters ``.MF``), shared with every state on the same terrain."""
         known = self._maps.get(tuple(rows))
-        return known if known is not None else self._intern(ArenaMap.from_rows(list(rows)))
+        return known if known is not None else self.intern_map(ArenaMap.from_rows(list(rows)))
 
     def state_from_view(self, view: dict[str, Any], rng: random.Random) -> ArenaState:
         # Nothing is hidden but the random generator's future: draw a fresh one.
@@ -214,6 +217,18 @@ class WizardArenaGame(Game):
             win = windows[cell] = array.array("f", padded[r:r + w, c:c + w].tobytes())
         return win
 
+    def _places_in_window(self, centre: int) -> tuple[int, ...]:
+        """Every cell's index in the window centred on ``centre`` (row-major), -1 outside it."""
+        places = self._window_places[centre]
+        if places is None:
+            w = 2 * LOCAL_RADIUS + 1
+            top, left = self._row_int[centre] - LOCAL_RADIUS, self._col_int[centre] - LOCAL_RADIUS
+            places = self._window_places[centre] = tuple(
+                (r - top) * w + (c - left) if 0 <= r - top < w and 0 <= c - left < w else -1
+                for r, c in zip(self._row_int, self._col_int)
+            )
+        return places
+
     def observe(self, state: ArenaState, player: int) -> np.ndarray:
         template = self._template(state.map)
         own_block, table, marks = self._stat_blocks(state, player)
@@ -233,20 +248,19 @@ class WizardArenaGame(Game):
         plane, local = self._plane_offsets, self._local_offsets
         w = 2 * LOCAL_RADIUS + 1
         top, left = rows[here] - LOCAL_RADIUS, cols[here] - LOCAL_RADIUS
+        in_window = self._places_in_window(here)
         for i, at, on_plane, on_local in marks:
             cell = pos[i]
             a[at] = row_of[cell]
             a[at + 1] = col_of[cell]
             a[on_plane + cell] = 1.0
-            dr = rows[cell] - top
-            if 0 <= dr < w:
-                dc = cols[cell] - left
-                if 0 <= dc < w:
-                    a[on_local + dr * w + dc] = 1.0
+            j = in_window[cell]
+            if j >= 0:
+                a[on_local + j] = 1.0
         if not alive[player]:
             a[plane[1] + here] = 1.0
             a[local[1] + LOCAL_RADIUS * w + LOCAL_RADIUS] = 1.0  # the window's centre
-        if state.phase == ALLY and player in state.ally:
+        if state._phase == ALLY and player in state.ally:
             ally = state.ally
             partner = ally[1] if ally[0] == player else ally[0]
             a[offset + (partner - player) % n * self.row_len + 11] = 1.0  # asks me to ally
@@ -265,7 +279,7 @@ class WizardArenaGame(Game):
         phase_at = self._phase_feature.get(state._phase)
         if phase_at is not None:
             a[phase_at] = 1.0
-        left = 1.0 - state.actions_taken / self.step_limit
+        left = 1.0 - state.actions_taken / state.step_limit
         a[self._time_left_at] = max(0.0, left)
         a[self._time_left_at + 1] = 1.0 - state.quiet_rounds / state.no_progress_limit
         return np.frombuffer(a, "f")  # float32
@@ -320,34 +334,40 @@ class WizardArenaGame(Game):
         n = state.n
         hp, max_hp, st, score, alive, lo = (
             state.hp, state.max_hp, state.strength, state.score, state.alive, state.leader_of)
-        parties = state.parties
         health = state.health
         inv_hp = 1.0 / (2.0 * health) if health > 0 else 1.0
-        table: list[float] = []
+        # Per bot: party size, side strength and place in line (the line of its leader, if any).
+        size = [1.0 / n] * n
+        side = [min(1.0, v / SIDE_STRENGTH_SCALE) for v in st]
+        place = [0.0] * n
+        lines = [None] * n
+        for lead, line in state.parties.items():
+            line_size = len(line) / n
+            line_side = min(1.0, sum(st[m] for m in line) / SIDE_STRENGTH_SCALE)
+            for k, m in enumerate(line):
+                if lo[m] == lead:
+                    size[m], side[m], place[m], lines[m] = line_size, line_side, k / (n - 1), line
+        rows = []
         own_blocks = []
-        zeros = [0.0] * n  # the leader one-hot, written per observer
+        zeros = bytes(4 * n)  # the leader one-hot, written per observer
         for i in range(n):
             lead = lo[i]
-            line = parties.get(lead)
-            side = sum(st[m] for m in line) if line else st[i]
-            size = (len(line) if line else 1) / n
+            line = lines[i]
             hp_v, max_v = min(1.0, hp[i] * inv_hp), min(1.0, max_hp[i] * inv_hp)
             st_v = min(1.0, st[i] / STRENGTH_SCALE)
             score_v = score_feature(score[i])
-            side_v = min(1.0, side / SIDE_STRENGTH_SCALE)
-            place = line.index(i) / (n - 1) if line else 0.0
-            table += (
+            rows.append(array.array("f", (
                 float(alive[i]), hp_v, max_v, st_v, score_v, float(alive[i] and lead == i), float(line is not None),
-                0.0, size, 0.0, 0.0, 0.0, side_v, place,
-            )
-            table += zeros
+                0.0, size[i], 0.0, 0.0, 0.0, side[i], place[i],
+            )).tobytes())
+            rows.append(zeros)
             # Row, col, Gary's place and the phase are written by ``observe``.
             own_blocks.append(array.array("f", (
                 float(alive[i]), hp_v, max_v, st_v, score_v,
                 float(line is None), float(line is not None and lead == i), float(line is not None and lead != i),
-                size, 0.0, 0.0, 0.0, 0.0, 0.0, side_v, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                size[i], 0.0, 0.0, 0.0, 0.0, 0.0, side[i], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
             )))
-        return array.array("f", table) * 2, own_blocks
+        return array.array("f", b"".join(rows) * 2), own_blocks
 
     # -----------------------------------------------------------------------------------------
     # Rendering

@@ -7,6 +7,9 @@ a *squeeze* is a diagonal step whose two orthogonal neighbours are both obstacle
 from __future__ import annotations
 
 import random
+from itertools import compress
+
+import numpy as np
 
 FREE, MOUNTAIN, FOREST = 0, 1, 2
 TERRAIN_CHARS = {FREE: ".", MOUNTAIN: "M", FOREST: "F"}
@@ -48,6 +51,31 @@ def _geometry(size: int) -> tuple:
     return geo
 
 
+#: Per map size, the step geometry as arrays (see ``_step_arrays``).
+_STEP_ARRAYS: dict[int, tuple] = {}
+
+
+def _step_arrays(size: int) -> tuple:
+    """(target, first side, second side) of every cell's 8 steps as (cells, 8) arrays, with
+    ``size * size`` standing for "off the map" (and for the sides of a straight step); per cell its
+    8 (direction, target) pairs and its 8 targets, in direction order."""
+    arrays = _STEP_ARRAYS.get(size)
+    if arrays is None:
+        off = size * size
+        target = np.full((off, 8), off, dtype=np.intp)
+        side_a = np.full((off, 8), off, dtype=np.intp)
+        side_b = np.full((off, 8), off, dtype=np.intp)
+        for cell, out in enumerate(_geometry(size)[2]):
+            for d, t, a, b in out:
+                target[cell, d] = t
+                if a >= 0:
+                    side_a[cell, d], side_b[cell, d] = a, b
+        targets = [tuple(int(t) for t in row) for row in target]
+        pairs = [tuple(enumerate(row)) for row in targets]
+        arrays = _STEP_ARRAYS[size] = (target, side_a, side_b, pairs, targets)
+    return arrays
+
+
 class ArenaMap:
     """Immutable terrain plus precomputed neighbour tables; shared by every clone of a state."""
 
@@ -58,42 +86,34 @@ class ArenaMap:
         if len(terrain) != size * size:
             raise ValueError(f"terrain has {len(terrain)} cells, expected {size * size}")
         self.size = size
-        self.terrain = tuple(int(t) for t in terrain)
-        if any(t not in TERRAIN_CHARS for t in self.terrain):
+        self.terrain = tuple(map(int, terrain))
+        if not TERRAIN_CHARS.keys() >= set(self.terrain):
             raise ValueError("terrain values must be 0 (free), 1 (mountain) or 2 (forest)")
         passable = self.passable = tuple(t == FREE for t in self.terrain)
-        rows, cols, geometry, near_bits = _geometry(size)
+        rows, cols, _, near_bits = _geometry(size)
         #: row[cell], col[cell]: the cell's row and column.
         self.row, self.col = rows, cols
         #: near_bits[cell]: the cells at Chebyshev distance 1 (passable or not) as a bit set.
         self.near_bits = near_bits
-        step: list[tuple[int, ...]] = []
-        squeeze: list[tuple[bool, ...]] = []
-        neighbours: list[tuple[int, ...]] = []
-        moves: list[tuple[tuple[int, int], ...]] = []
-        for cell_steps in geometry:
-            row_step = [-1] * 8
-            row_squeeze = [False] * 8
-            row_moves = []
-            for d, t, side_a, side_b in cell_steps:
-                if passable[t]:
-                    row_step[d] = t
-                    row_moves.append((d, t))
-                    if side_a >= 0 and not passable[side_a] and not passable[side_b]:
-                        row_squeeze[d] = True
-            step.append(tuple(row_step))
-            squeeze.append(tuple(row_squeeze))
-            moves.append(tuple(row_moves))
-            neighbours.append(tuple(t for _, t in row_moves))
+        # The tables below, built with whole-map array operations (a cell off the map counts as an
+        # obstacle): a step is open when its target is passable, a squeeze when it is diagonal and
+        # both cells it passes between are obstacles.
+        target, side_a, side_b, pairs, targets = _step_arrays(size)
+        blocked = np.ones(size * size + 1, dtype=bool)
+        blocked[:-1] = np.array(self.terrain) != FREE
+        open_steps = ~blocked[target]
+        open_rows = open_steps.tolist()
+        step = np.where(open_steps, target, -1).tolist()
+        squeeze = (open_steps & (side_a < size * size) & blocked[side_a] & blocked[side_b]).tolist()
         #: step[cell][d]: the cell reached by direction d, or -1 (off the map or an obstacle).
-        self.step = tuple(step)
+        self.step = tuple(map(tuple, step))
         #: squeeze[cell][d]: that step is a diagonal squeeze between two obstacle corners.
-        self.squeeze = tuple(squeeze)
+        self.squeeze = tuple(map(tuple, squeeze))
         #: neighbours[cell]: passable cells at Chebyshev distance 1 (in direction order).
-        self.neighbours = tuple(neighbours)
+        self.neighbours = tuple(map(tuple, map(compress, targets, open_rows)))
         #: moves[cell]: (direction, target) for every step onto a passable cell.
-        self.moves = tuple(moves)
-        self.free_cells = tuple(i for i, p in enumerate(passable) if p)
+        self.moves = tuple(map(tuple, map(compress, pairs, open_rows)))
+        self.free_cells = tuple(compress(range(size * size), passable))
         #: Scratch space for encoders (e.g. the observation's terrain template); never saved.
         self.cache: dict = {}
 
@@ -119,18 +139,26 @@ class ArenaMap:
 
     def connected(self) -> bool:
         """Can every free cell reach every other by 8-neighbour steps?"""
-        free = self.free_cells
-        if not free:
-            return False
-        seen = {free[0]}
-        todo = [free[0]]
-        while todo:
-            cell = todo.pop()
-            for n in self.neighbours[cell]:
-                if n not in seen:
-                    seen.add(n)
-                    todo.append(n)
-        return len(seen) == len(free)
+        return _all_free_connected(self.size, self.terrain)
+
+
+def _free_region(size: int, terrain: list[int] | tuple[int, ...], start: int) -> set[int]:
+    """The free cells reachable from the free cell ``start`` by 8-neighbour steps."""
+    steps = _geometry(size)[2]
+    seen = {start}
+    todo = [start]
+    while todo:
+        for _, n, _, _ in steps[todo.pop()]:
+            if terrain[n] == FREE and n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return seen
+
+
+def _all_free_connected(size: int, terrain: list[int] | tuple[int, ...]) -> bool:
+    """Can every free cell of ``terrain`` reach every other (False when there is none)?"""
+    free = [c for c, t in enumerate(terrain) if t == FREE]
+    return bool(free) and len(_free_region(size, terrain, free[0])) == len(free)
 
 
 def chebyshev(size: int, a: int, b: int) -> int:
@@ -144,7 +172,7 @@ def generate_terrain(size: int, density: float, rng: random.Random, attempts: in
     reachable from every other. A map failing the reachability check is drawn again; after
     ``attempts`` failures the unreachable pockets of the last draw are filled in as forest."""
     target = int(round(density * size * size))
-    arena = None
+    terrain: list[int] = []
     for _ in range(attempts):
         terrain = [FREE] * (size * size)
         placed = 0
@@ -164,26 +192,18 @@ def generate_terrain(size: int, density: float, rng: random.Random, attempts: in
                     clump.append(rr * size + cc)
                 else:
                     break
-        arena = ArenaMap(size, terrain)
-        if arena.connected():
-            return arena
+        # (checked on the plain terrain list: the map's tables are built only for the draw kept)
+        if _all_free_connected(size, terrain):
+            return ArenaMap(size, terrain)
     # Fill every pocket that is cut off from the largest free region.
-    assert arena is not None
     best: set[int] = set()
     seen: set[int] = set()
-    for start in arena.free_cells:
-        if start in seen:
+    for start in range(size * size):
+        if terrain[start] != FREE or start in seen:
             continue
-        comp = {start}
-        todo = [start]
-        while todo:
-            cell = todo.pop()
-            for n in arena.neighbours[cell]:
-                if n not in comp:
-                    comp.add(n)
-                    todo.append(n)
+        comp = _free_region(size, terrain, start)
         seen |= comp
         if len(comp) > len(best):
             best = comp
-    terrain = [t if (t != FREE or i in best) else FOREST for i, t in enumerate(arena.terrain)]
+    terrain = [t if (t != FREE or i in best) else FOREST for i, t in enumerate(terrain)]
     return ArenaMap(size, terrain)

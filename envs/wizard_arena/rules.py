@@ -72,6 +72,11 @@ _GARY_MASK = _mask_of((CHALLENGE, NO_CHALLENGE))
 _REWARD_MASK = _mask_of((REWARD_SCORE, REWARD_STRENGTH, REWARD_HEALTH))
 _REWARD_MASK_NO_HEALTH = _mask_of((REWARD_SCORE, REWARD_STRENGTH))
 _NO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
+#: The legal actions, ascending, of every mask above (keyed by the mask's bytes).
+_ACTIONS_OF_MASK = {
+    m.tobytes(): tuple(int(a) for a in np.flatnonzero(m))
+    for m in (*_MOVE_MASKS, _ALLY_MASK, _GARY_MASK, _REWARD_MASK, _REWARD_MASK_NO_HEALTH, _NO_MASK)
+}
 
 
 def single_file(count: int, first: int, options: Any, budget: int) -> list[int] | None:
@@ -137,7 +142,7 @@ class ArenaState(State):
         "pos", "hp", "max_hp", "strength", "score", "alive", "counters",
         "leader_of", "parties", "occ", "gary",
         "turn", "round", "_phase", "actor", "ally", "ally_stage", "met", "declined", "respawned",
-        "quiet_rounds", "no_progress_limit", "actions_taken", "obs_cache",
+        "quiet_rounds", "no_progress_limit", "actions_taken", "step_limit", "obs_cache",
     )
 
     def __init__(self, game: Any, arena: ArenaMap, rng: random.Random) -> None:
@@ -178,6 +183,9 @@ class ArenaState(State):
         self.no_progress_limit = NO_PROGRESS_ROUNDS_PER_SIDE * arena.size
         #: Actions applied since the start (the observation's time-left feature).
         self.actions_taken = 0
+        #: The cap on actions the time-left feature counts down to: the environment's (see
+        #: ``set_step_limit``), else the game's default.
+        self.step_limit = game.step_limit
         #: Scratch space of the observation encoder (derived data only; never saved or compared).
         self.obs_cache: Any = None
 
@@ -252,6 +260,11 @@ class ArenaState(State):
     def truncation_returns(self) -> list[float]:
         return rank_rewards(self.score, self.strength)
 
+    def set_step_limit(self, limit: int) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"the step limit must be an integer >= 1, got {limit!r}")
+        self.step_limit = limit
+
     def end_reason(self) -> str | None:
         """``"rules"`` once one side is left (or none is alive), ``"no-progress"`` when the
         no-progress rule ended the game, None while it goes on."""
@@ -279,6 +292,12 @@ class ArenaState(State):
         if phase == REWARD:
             return (_REWARD_MASK if self.health > 0 else _REWARD_MASK_NO_HEALTH).copy()
         return _NO_MASK.copy()
+
+    def legal_actions(self) -> list[int]:
+        """The legal actions, ascending: looked up from the mask (always one of the tables above)."""
+        mask = self.legal_mask()
+        actions = _ACTIONS_OF_MASK.get(mask.tobytes())
+        return list(actions) if actions is not None else np.flatnonzero(mask).tolist()
 
     def _apply(self, action: int) -> None:
         self.actions_taken += 1
@@ -748,12 +767,13 @@ class ArenaState(State):
     def _place_line(self, line: list[int], bound: int, budget: int) -> list[int] | None:
         """Cells for ``line`` single file, the leader on its own cell and every member within
         ``bound`` steps of its own cell, or None (see ``_set_line``); at most ``budget`` nodes."""
-        pos, occ, size = self.pos, self.occ, self.map.size
+        pos, occ = self.pos, self.occ
         members = set(line)
-        nb = self.map.neighbours
+        nb, row, col = self.map.neighbours, self.map.row, self.map.col
 
         def options(k: int, ahead: int, used: set[int]) -> list[int]:
-            hr, hc = divmod(pos[line[k]], size)
+            home = pos[line[k]]
+            hr, hc = row[home], col[home]
             cands = []
             for c in nb[ahead]:
                 if c in used:
@@ -761,8 +781,8 @@ class ArenaState(State):
                 o = occ[c]
                 if o >= 0 and o not in members:
                     continue
-                r, cc = divmod(c, size)
-                dist = max(abs(r - hr), abs(cc - hc))
+                dr, dc = row[c] - hr, col[c] - hc
+                dist = max(dr, -dr, dc, -dc)  # Chebyshev distance from the member's own cell
                 if dist <= bound:
                     cands.append((dist, c))
             cands.sort()
@@ -853,6 +873,7 @@ class ArenaState(State):
         other.quiet_rounds = self.quiet_rounds
         other.no_progress_limit = self.no_progress_limit
         other.actions_taken = self.actions_taken
+        other.step_limit = self.step_limit
         other.obs_cache = self.obs_cache  # immutable snapshot, safe to share
         return other
 
@@ -869,12 +890,21 @@ class ArenaState(State):
                 break
         else:  # pragma: no cover - the config check makes this practically impossible
             arena = ArenaMap(cfg["map_size"], [0] * cfg["map_size"] ** 2)
+        arena = game.intern_map(arena)
         state = cls(game, arena, rng)
+        # Each bot on a random cell of ``state.free_cells(avoid_crowd=True)``; the calm cells (free,
+        # with no occupied neighbour) are kept up to date as bots are placed instead of being
+        # recomputed from the whole map for every bot.
+        calm = list(arena.free_cells)
+        near = arena.neighbours
         for i in range(state.n):
-            cells = state.free_cells(avoid_crowd=True)
+            cells = calm or state.free_cells(avoid_crowd=False)
             cell = cells[rng.randrange(len(cells))]
             state.pos[i] = cell
             state.occ[cell] = i
+            if calm:
+                taken = near[cell]
+                calm = [c for c in calm if c != cell and c not in taken]
         cells = state.free_cells(avoid_crowd=False)
         state.gary = cells[rng.randrange(len(cells))]
         return state

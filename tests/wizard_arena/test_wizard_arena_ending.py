@@ -371,6 +371,31 @@ def test_time_left_follows_the_environments_cap_and_the_quiet_rounds():
     assert obs[at + 1] == pytest.approx(1.0 - state.quiet_rounds / state.no_progress_limit)
 
 
+def test_the_environments_cap_lives_on_the_state_not_the_game():
+    """The env tells each state its cap (at reset and restore); clones keep it, the Game is left as
+    configured, and a state made without an environment counts down to the game's default."""
+    from envs import wizard_arena_v0
+
+    env = wizard_arena_v0.raw_env(num_bots=2, map_size=8, max_cycles=10)
+    env.reset(seed=3)
+    game = env.unwrapped.game
+    at = game.own_offset + OWN_FEATURES.index("time left")
+    assert game.step_limit == game.default_max_cycles * 2
+    for _ in range(5):
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[-1]))
+    state = env.unwrapped.engine_state
+    assert state.step_limit == 20
+    assert game.observe(state.clone(), 0)[at] == pytest.approx(1.0 - 5 / 20)
+    saved = env.unwrapped.save_state()
+    other = wizard_arena_v0.raw_env(num_bots=2, map_size=8, max_cycles=4)
+    other.reset(options={"state": saved})
+    assert other.observe("player_0")["observation"][at] == pytest.approx(1.0 - 5 / 8)
+    plain = game.load(game.save(state))
+    assert game.observe(plain, 0)[at] == pytest.approx(1.0 - 5 / game.step_limit)
+    with pytest.raises(ValueError, match="step limit"):
+        state.set_step_limit(0)
+
+
 def test_the_table_names_every_bots_leader_and_place_in_line():
     s = build("""
     ......
