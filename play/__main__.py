@@ -17,18 +17,11 @@ import sys
 from typing import Any
 
 import envs
+from envs.core.config import parse_key_values
 
 
 def _config(args) -> dict[str, Any] | str | None:
-    settings = {}
-    for item in args.set or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--set expects KEY=VALUE (VALUE in JSON, e.g. num_teams=3), got {item!r}")
-        try:
-            settings[key] = json.loads(value)
-        except json.JSONDecodeError:
-            settings[key] = value
+    settings = parse_key_values(args.set or [], "--set")
     if args.config and settings:
         from play.session import resolve_config
 

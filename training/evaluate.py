@@ -83,6 +83,7 @@ from typing import Any, Sequence
 import agents
 import envs
 from envs.core import ConfigError
+from envs.core.config import parse_key_values
 from training.matches import ENV_KEYWORDS, evaluate, round_robin, table_facts
 from training.reporting import lineup_label, make_console, print_all_summary, print_report, write_outputs
 
@@ -100,21 +101,8 @@ def resolve_agent(game_name: str, agent_id: str) -> str:
 
 
 def parse_config(pairs: Sequence[str]) -> dict[str, Any]:
-    """``["num_teams=3", "layout=generated"]`` -> ``{"num_teams": 3, "layout": "generated"}``.
-
-    Values are read as JSON (numbers, true/false/null, quoted strings, lists); anything that is not
-    valid JSON is kept as a plain string.
-    """
-    config: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--config takes key=value pairs, got {pair!r}")
-        try:
-            config[key] = json.loads(value)
-        except json.JSONDecodeError:
-            config[key] = value
-    return config
+    """``--config`` pairs as a config dict (:func:`envs.core.config.parse_key_values`)."""
+    return parse_key_values(pairs, "--config")
 
 
 def build_parser() -> argparse.ArgumentParser:
