@@ -274,3 +274,9 @@ def test_evaluate_a_run_folder_seeded_with_seats_rotated(tmp_path):
     assert 0 <= result["wilson"][0] <= result["win_rate"] <= result["wilson"][1] <= 1
     assert (run / "policy" / "eval-6-seed1000000.json").exists()
     assert ppo.main(argv)["results"] == report["results"]  # same seeds, same games, same outcome
+
+
+def test_list_options_take_values_of_their_annotated_type():
+    args = ppo.parse_args(["--game", "sequence_v0", "--opponents", "random-v0", "self", "--opponent-weights", "3", "0.5"])
+    assert args.opponent_weights == [3.0, 0.5] and all(isinstance(w, float) for w in args.opponent_weights)
+    assert args.opponents == ["random-v0", "self"]

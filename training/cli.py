@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import inspect
+import typing
 from typing import Any
 
 
@@ -24,10 +25,11 @@ def dataclass_parser(cls: type, helps: dict[str, str] | None = None, *, list_nar
     """A parser with one option per field of ``cls``; its help is ``helps[field]`` (by default the
     field's docstring) and the default.
 
-    Booleans become ``--x/--no-x``, lists take ``list_nargs`` values of their default's element type;
+    Booleans become ``--x/--no-x``, lists take ``list_nargs`` values of their annotated element type;
     parse with ``cls(**vars(parser.parse_args(argv)))``.
     """
     helps = field_docs(cls) if helps is None else helps
+    hints = typing.get_type_hints(cls)
     parser = argparse.ArgumentParser(formatter_class=argparse.RawDescriptionHelpFormatter, **parser_kwargs)
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
@@ -36,7 +38,8 @@ def dataclass_parser(cls: type, helps: dict[str, str] | None = None, *, list_nar
         if isinstance(default, bool):
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=text)
         elif isinstance(default, list):
-            kind = type(default[0]) if default else str
+            item = typing.get_args(hints.get(f.name))  # list[float] -> (float,)
+            kind = item[0] if item and isinstance(item[0], type) else type(default[0]) if default else str
             parser.add_argument(flag, nargs=list_nargs, type=kind, default=default, help=text)
         else:
             parser.add_argument(flag, type=type(default), default=default, help=text)
