@@ -236,12 +236,6 @@ def load_checkpoint(policy_folder: pathlib.Path, game_name: str, root: pathlib.P
     return loaded
 
 
-def _game_config(game: Any) -> dict[str, Any]:
-    """The config dict of a ``Game`` (new agent API) or a plain config dict (old API)."""
-    config = getattr(game, "config", game)
-    return dict(config or {})
-
-
 class PolicyAgent(Agent):
     """Plays a trained policy: the most likely legal action, or (``deterministic=False``) a seeded sample.
 
@@ -273,15 +267,21 @@ class PolicyAgent(Agent):
         self.deterministic = deterministic
         self.model = model
         self.spec: dict[str, Any] | None = None
+        #: The complete config the policy was trained for (defaults filled in), worked out once.
+        self._trained_full: dict[str, Any] | None = None
+
+    def _trained_game(self):
+        """The configured game the policy was trained for; remembers its complete config."""
+        trained = envs.make_game(self.game_name, **self.trained_config)
+        self._trained_full = trained.config
+        return trained
 
     def _load(self) -> None:
         self.model, self.spec = load_checkpoint(self.path, self.game_name, self.root)
         if not self.trained_config:  # the policy file says which config it was trained for
             self.trained_config = dict(self.spec["config"])
-        env = envs.make(self.game_name, raw=True, **self.trained_config)
-        agent0 = env.possible_agents[0]
-        shape = tuple(env.observation_space(agent0)["observation"].shape)
-        n = int(env.action_space(agent0).n)
+        trained = self._trained_game()
+        shape, n = tuple(trained.observation_shape), int(trained.num_actions)
         if tuple(self.spec["observation_shape"]) != shape or self.spec["num_actions"] != n:
             raise CheckpointError(
                 f"{self.path} expects observations {tuple(self.spec['observation_shape'])} and "
@@ -294,12 +294,12 @@ class PolicyAgent(Agent):
         if self.model is None:
             self._load()
         if self.trained_config:
-            trained = envs.make_game(self.game_name, **self.trained_config).config
-            here = _game_config(game)
-            if trained != here:
+            if self._trained_full is None:
+                self._trained_game()
+            if self._trained_full != game.config:
                 raise CheckpointError(
-                    f"{self.agent_id or 'policy'} was trained for {self.game_name} with {trained}, "
-                    f"but this game has {here}"
+                    f"{self.agent_id or 'policy'} was trained for {self.game_name} with {self._trained_full}, "
+                    f"but this game has {game.config}"
                 )
 
     def logits(self, observation: np.ndarray) -> np.ndarray:

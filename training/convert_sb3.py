@@ -173,10 +173,10 @@ def agreement(zip_path: pathlib.Path, out: pathlib.Path, game: str, config: dict
             super().__init__(game)
             self.inner = inner
 
-        def reset(self, seat, game_or_config) -> None:
-            super().reset(seat, game_or_config)
+        def reset(self, seat, game) -> None:
+            super().reset(seat, game)
             if self.inner is not None:
-                self.inner.reset(seat, game_or_config)
+                self.inner.reset(seat, game)
 
         def act(self, obs, view) -> int:
             mask = obs["action_mask"].astype(bool)

@@ -289,7 +289,6 @@ class Tables:
         self.dealt = first_game
         self.max_games = max_games
         self.num_players = game.num_players
-        self.num_teams = game.num_teams
         self.states: list[Any] = [None] * n
         self.learner: list[frozenset[int]] = [frozenset()] * n
         self.team: list[int] = [0] * n
@@ -540,7 +539,7 @@ class Trainer:
     def _deal(self, g: int) -> tuple[int, str, Any, int]:
         """The ``g``-th training game: its seed, opponent kind, opponent and learner team."""
         kind = self.rng.choices(self.kinds, weights=self.weights)[0]
-        team = self.rng.randrange(self.tables_num_teams())
+        team = self.rng.randrange(self.game.num_teams)
         seed = self.args.seed * 1_000_003 + g
         if kind == "self":
             # half the time the newest snapshot, otherwise any of the pool
@@ -548,9 +547,6 @@ class Trainer:
             return seed, kind, ("snapshot", k), team
         agent_id = f"{self.args.game}/{kind}"
         return seed, kind, (lambda s: agents.make(agent_id, seed=s)), team
-
-    def tables_num_teams(self) -> int:
-        return self.game.num_teams
 
     def _frozen(self) -> torch.nn.Module:
         snap = copy.deepcopy(self.net)
