@@ -10,6 +10,10 @@ The checkpoint folder (``checkpoints/`` of this project, installed with the pack
          "description": "..."}
     ]}
 
+An entry may also carry ``"search": {...}``: the policy then plays through
+:class:`agents.search.SearchPolicyAgent` (determinized lookahead on the network's policy and value)
+with those settings, checked like everything else (:func:`agents.search.check_search_settings`).
+
 ``path`` is the folder (relative to the checkpoint folder) holding ``policy.json`` and
 ``policy.safetensors`` as written by :func:`agents.policy_io.save_policy`. Loading reads JSON and
 safetensors only — nothing in a checkpoint is ever unpickled or executed. Paths must stay inside the
@@ -146,6 +150,10 @@ def check_entry(entry: Any, folder: pathlib.Path) -> dict[str, Any]:
         raise CheckpointError(f"config must be a JSON object, got {entry['config']!r:.80}")
     if "description" in entry and not isinstance(entry["description"], str):
         raise CheckpointError("description must be a string")
+    if "search" in entry:
+        from agents.search import check_search_settings
+
+        check_search_settings(entry["search"], f"{agent_id}: search")
     inside(folder, entry["path"], "path")
     for key in ("args", "eval"):
         if key in entry:
@@ -346,6 +354,11 @@ def _make_policy_agent(game_name: str, seed: int | None = None, *, entry: dict[s
         envs.make_game(game_name, **entry["config"])
     except Exception as exc:  # a ConfigError naming the key and the allowed values
         raise CheckpointError(f"{entry['id']}: config {entry['config']} is not valid: {exc}") from exc
+    if "search" in entry:
+        from agents.search import SearchPolicyAgent
+
+        return SearchPolicyAgent(game_name, seed=seed, path=policy_folder, config=entry["config"], root=root,
+                                 search=entry["search"], **kwargs)
     return PolicyAgent(game_name, seed=seed, path=policy_folder, config=entry["config"], root=root, **kwargs)
 
 
@@ -383,14 +396,16 @@ def register_checkpoint(
     *,
     description: str,
     folder: str | os.PathLike | None = None,
+    search: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Copy the policy in ``source`` into the checkpoint folder as ``checkpoint_id`` and list it in the index.
 
     ``source`` is a folder holding ``policy.json`` + ``policy.safetensors`` (a training run's output;
     ``args.json``, ``eval.json`` and ``learning_curve.png`` are copied too when present). The policy
-    is loaded once to check it. An id that exists already — in the index, as a folder, or as another
-    agent — is refused: an id, once shipped, keeps meaning the same weights, so a retrained policy
-    gets a new version number. Returns the new index entry.
+    is loaded once to check it. ``search`` (settings of :class:`agents.search.SearchPolicyAgent`)
+    makes the id play with determinized lookahead on top of the network. An id that exists already —
+    in the index, as a folder, or as another agent — is refused: an id, once shipped, keeps meaning
+    the same weights, so a retrained policy gets a new version number. Returns the new index entry.
     """
     root = pathlib.Path(folder) if folder is not None else checkpoint_dir()
     source = pathlib.Path(source)
@@ -407,6 +422,10 @@ def register_checkpoint(
             f"checkpoint id {checkpoint_id!r} already exists (taken: {taken}); an id keeps meaning the "
             "same weights, so register the new policy under a new version"
         )
+    if search is not None:
+        from agents.search import check_search_settings
+
+        search = check_search_settings(search, f"{checkpoint_id}: search")
     spec = read_policy_spec(source)
     game = spec["game"]
     if game != id_game:
@@ -426,6 +445,8 @@ def register_checkpoint(
         if (dest / name).is_file():
             entry[key] = f"{rel}/{name}"
     entry["description"] = description
+    if search is not None:
+        entry["search"] = search
     check_entry(entry, root)
     entries = sorted([*raw, entry], key=lambda e: str(e.get("id")) if isinstance(e, dict) else "")
     with tempfile.NamedTemporaryFile("w", dir=root, suffix=".tmp", delete=False) as tmp:

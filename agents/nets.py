@@ -112,6 +112,7 @@ class BoardConvActorCritic(nn.Module):
         conv_layers: int = 2,
         hidden: int = 256,
         summary_channels: int = 4,
+        first_kernel: int = 3,
     ) -> None:
         super().__init__()
         square_heads = [list(h) for h in (square_heads or [])]
@@ -122,6 +123,8 @@ class BoardConvActorCritic(nn.Module):
             raise ValueError(f"a {channels}x{height}x{width} board does not fit in {obs_dim} observation values")
         if min(conv_layers, conv_channels, hidden, summary_channels) < 1:
             raise ValueError("conv_layers, conv_channels, hidden and summary_channels must be positive")
+        if first_kernel not in (3, 5, 7) or first_kernel > min(height, width):
+            raise ValueError(f"first_kernel must be 3, 5 or 7 and fit the {height}x{width} board, got {first_kernel}")
         for first, count in square_heads:
             if count != height * width or not 0 <= first <= num_actions - count:
                 raise ValueError(
@@ -133,8 +136,10 @@ class BoardConvActorCritic(nn.Module):
         pad = "circular" if circular else "zeros"
         convs: list[nn.Module] = []
         last = channels
-        for _ in range(conv_layers):
-            convs += [_init(nn.Conv2d(last, conv_channels, 3, padding=1, padding_mode=pad)), nn.ReLU()]
+        for layer in range(conv_layers):
+            # The first layer may see further (5x5 covers a Sequence line of five from its middle).
+            k = first_kernel if layer == 0 else 3
+            convs += [_init(nn.Conv2d(last, conv_channels, k, padding=k // 2, padding_mode=pad)), nn.ReLU()]
             last = conv_channels
         self.convs = nn.Sequential(*convs)
         # The trunk sees the board through a 1x1 convolution to a few channels, flattened (keeps
@@ -202,7 +207,8 @@ def default_arch(
     """``(arch, arch_kwargs)`` for a game: ``board_conv`` where a board layout is known, else ``mlp_ac``.
 
     ``kind`` is "auto", "board_conv" or "mlp_ac"; ``overrides`` replace keyword arguments
-    (``conv_channels``, ``conv_layers``, ``hidden``, ``summary_channels`` for the conv net; ``hidden`` list for the MLP).
+    (``conv_channels``, ``conv_layers``, ``hidden``, ``summary_channels``, ``first_kernel`` for the conv net;
+    ``hidden`` list for the MLP).
     """
     if kind not in ("auto", "board_conv", "mlp_ac"):
         raise ValueError(f"network kind must be 'auto', 'board_conv' or 'mlp_ac', got {kind!r}")
@@ -216,6 +222,8 @@ def default_arch(
     kwargs = {"obs_dim": obs_dim, "num_actions": num_actions, **BOARD_LAYOUTS[game_name]}
     kwargs["square_heads"] = [list(h) for h in kwargs["square_heads"]]
     kwargs.update({"conv_channels": 32, "conv_layers": 2, "hidden": 256, "summary_channels": 4})
+    if overrides.get("first_kernel") not in (None, 3):
+        kwargs["first_kernel"] = int(overrides["first_kernel"])
     for key in ("conv_channels", "conv_layers", "hidden", "summary_channels"):
         if key in overrides and overrides[key] is not None:
             value = overrides[key]

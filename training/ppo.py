@@ -109,9 +109,11 @@ class Args:
     net: str = "auto"
     """network: auto (board_conv where the board layout is known, else mlp_ac), board_conv or mlp_ac"""
     conv_channels: int = 16
-    """board_conv: channels of each 3x3 convolution"""
+    """board_conv: channels of each convolution"""
     conv_layers: int = 2
-    """board_conv: number of 3x3 convolutions"""
+    """board_conv: number of convolutions"""
+    first_kernel: int = 3
+    """board_conv: kernel size of the first convolution (3, 5 or 7; the others are 3x3)"""
     hidden: int = 128
     """width of the hidden layers (board_conv trunk; mlp_ac uses two layers of this width)"""
     opponents: list[str] = field(default_factory=lambda: ["heuristic-v1", "self", "random-v0"])
@@ -457,6 +459,7 @@ class Trainer:
             conv_channels=args.conv_channels,
             conv_layers=args.conv_layers,
             hidden=args.hidden,
+            first_kernel=args.first_kernel,
         )
         self.max_actions = args.max_actions or self.game.default_max_cycles * self.game.num_players
 
