@@ -5,9 +5,9 @@ A trained network gives two things per observation: logits over actions (the pol
 
 1. **Candidates.** The policy's ``top_k`` most likely legal actions (all of them when fewer).
 2. **Determinizations.** ``determinizations`` full states consistent with what the seat knows,
-   drawn with ``game.state_from_view(view, rng)`` (hidden hands and decks sampled; the seat's own
-   knowledge kept). A game without hidden information gives the same state every time, so one
-   determinization is used.
+   drawn with ``game.state_from_view(view, rng)``: hidden hands and decks sampled, the seat's own
+   knowledge kept, and the random generator's future drawn afresh (so in a game with dice and no
+   hidden cards, such as Wizard Arena, they are samples of the dice to come).
 3. **Lookahead.** In every determinization each candidate is applied to a clone, then every seat
    plays on with the network's most likely legal action (the searching seat for ``rollout_turns``
    more moves of its own) until the searching seat is next to move, or the game ends. All these
@@ -112,7 +112,7 @@ class SearchPolicyAgent(PolicyAgent):
         if len(candidates) == 1:
             return candidates[0]
         game = self.game
-        dets = s["determinizations"] if game.hidden_information else 1
+        dets = s["determinizations"]
         rng = random.Random(self.rng.getrandbits(64))
         totals = np.zeros(len(candidates))
         lines = []  # [candidate index, state, own turns still to play]

@@ -121,6 +121,20 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     assert steps and all(float(v) == float(saved_opt[k]) + 4 for k, v in steps.items())
 
 
+def test_resume_may_end_cloning_early_and_start_ppo_with_a_teacher_term(tmp_path):
+    run = tiny_run(tmp_path, "sequence_v0", "--opponents", "random-v0", "--bc-steps", "100000", steps=64)
+    assert json.loads((run / "checkpoint" / "state.json").read_text())["step"] == 64
+    args = ppo.parse_args(["--resume", str(run), "--bc-steps", "64", "--kl-coef", "0.5", "--kl-decay-steps", "128",
+                           "--total-steps", "128", "--no-progress"])
+    assert (args.bc_steps, args.kl_coef, args.kl_decay_steps) == (64, 0.5, 128)
+    trainer = ppo.Trainer(args)
+    assert trainer.kl_weight() == 0.5  # PPO starts now, the teacher term at full weight
+    batch = trainer.collect()
+    assert not batch["cloning"] and bool((batch["teacher"] >= 0).all())
+    trainer.step = 64 + 64
+    assert trainer.kl_weight() == pytest.approx(0.25)
+
+
 def test_resume_refuses_changed_training_args_and_a_second_fresh_run(tmp_path):
     run = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", steps=64)
     with pytest.raises(SystemExit):

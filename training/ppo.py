@@ -156,10 +156,15 @@ class Args:
     """show a progress bar"""
 
 
-#: Arguments a resumed run may change (everything else — game, network, seeds, cloning — is fixed).
+#: Arguments a resumed run may change (everything else — game, network, seeds, teacher — is fixed).
+#: The cloning schedule may change: ``--bc-steps`` below the run's step ends cloning there and PPO
+#: starts, with the teacher term (``--kl-coef``) decaying from that step.
 RESUME_CHANGEABLE = frozenset(
     {
         "total_steps",
+        "bc_steps",
+        "kl_coef",
+        "kl_decay_steps",
         "progress",
         "eval_every",
         "eval_games",
