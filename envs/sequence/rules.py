@@ -468,7 +468,9 @@ class SequenceState(State):
                                     size=teams), doc="per team, its completed sequences as square lists"),
             Field("player", Int(0, n - 1)),
             Field("dead_used", Bool()),
-            Field("passes_in_row", Int(0, n)),
+            Field("passes_in_row", Int(0, MAX_COUNT),
+                  doc="passes since the last play; no longer bounded by the seats (a pass ends the game "
+                      "only on a blocked table), random play reaches 64"),
             Field("winner", Optional(Int(0, teams - 1)), doc="a team id once won"),
             Field("drawn_game", Bool()),
             Field("placed", Int(0, MAX_COUNT)),

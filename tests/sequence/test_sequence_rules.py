@@ -304,6 +304,9 @@ def test_a_full_round_of_passes_is_not_a_draw_while_a_dead_card_can_still_be_exc
             state.apply_action(PASS)
     assert state.passes_in_row == 4  # the old rule would have drawn after the first two
     assert not state.is_terminal() and not state.table_blocked()
+    # more passes than seats is a legal position: it saves, loads and rebuilds from a seat's view
+    assert game.load_state(json.loads(json.dumps(state.to_dict()))).to_dict() == state.to_dict()
+    assert game.state_from_view(state.player_view(0), random.Random(0)).passes_in_row == 4
     # seat 0 exchanges again and draws a live card, which it must play
     state.apply_action(DEAD + NON_JACK_INDEX[state.hands[0][0]])
     assert PASS not in state.legal_actions()
