@@ -195,6 +195,27 @@ def test_board_conv_reads_the_board_slice_and_routes_square_heads(game):
         assert (logits[:, others].abs() < 5).all()
 
 
+def test_board_conv_first_kernel_sees_a_line_of_five_and_bad_sizes_are_refused():
+    g = envs.make_game("sequence_v0")
+    obs_dim = int(np.prod(g.observation_shape))
+    arch, kwargs = default_arch("sequence_v0", obs_dim, g.num_actions, "board_conv", first_kernel=5, conv_layers=1)
+    assert kwargs["first_kernel"] == 5
+    net = ARCHITECTURES[arch](**kwargs)
+    assert net.convs[0].kernel_size == (5, 5) and net.convs[0].padding == (2, 2)
+    # One chip two squares away changes the first layer's output at the centre square.
+    base = torch.zeros(1, obs_dim)
+    moved = base.clone()
+    moved[0, 4 * 10 + 7] = 1.0  # channel 0, row 4, column 7; the centre below is row 4, column 5
+    with torch.no_grad():
+        a = net.convs(net._board(base))[0, :, 4, 5]
+        b = net.convs(net._board(moved))[0, :, 4, 5]
+    assert not torch.allclose(a, b)
+    assert default_arch("sequence_v0", obs_dim, g.num_actions, "board_conv")[1].get("first_kernel", 3) == 3
+    for bad in (4, 9):
+        with pytest.raises(ValueError, match="first_kernel must be 3, 5 or 7"):
+            ARCHITECTURES[arch](**{**kwargs, "first_kernel": bad})
+
+
 def test_team_game_learner_decides_only_for_its_team():
     game = envs.make_game("sequence_v0", players_per_team=2)
 
