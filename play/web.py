@@ -142,10 +142,19 @@ def create_app(store: Store | None = None,
             on_response(session, seat, body)
         return JSONResponse(body, status_code=status)
 
-    def lookup(request: Request) -> tuple[str, Session, int]:
-        sid = request.path_params["sid"]
-        session, seat = store.get(sid)
-        return sid, session, seat
+    def with_session(handler):
+        """Route ``handler(request, sid, session, seat)`` for ``/api/sessions/{sid}/...``; an unknown
+        (or expired) session id answers 404 before the handler runs."""
+
+        async def route(request: Request) -> Response:
+            sid = request.path_params["sid"]
+            try:
+                session, seat = store.get(sid)
+            except KeyError:
+                return error(404, "no such game (the server keeps the most recent games only)")
+            return await handler(request, sid, session, seat)
+
+        return route
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", media_type="text/html")
@@ -194,31 +203,22 @@ def create_app(store: Store | None = None,
         sid = store.add(session, seat)
         return state_response(session, seat, sid)
 
-    async def show(request: Request) -> Response:
-        try:
-            sid, session, seat = lookup(request)
-        except KeyError:
-            return error(404, "no such game (the server keeps the most recent games only)")
+    @with_session
+    async def show(request: Request, sid: str, session: Session, seat: int) -> Response:
         try:
             since = int(request.query_params.get("since", "0"))
         except ValueError:
             return error(400, "since must be an integer")
         return state_response(session, seat, sid, max(0, since))
 
-    async def advance(request: Request) -> Response:
-        try:
-            sid, session, seat = lookup(request)
-        except KeyError:
-            return error(404, "no such game")
+    @with_session
+    async def advance(request: Request, sid: str, session: Session, seat: int) -> Response:
         since = len(session.record.moves)
         session.step_agent()
         return state_response(session, seat, sid, since)
 
-    async def move(request: Request) -> Response:
-        try:
-            sid, session, seat = lookup(request)
-        except KeyError:
-            return error(404, "no such game")
+    @with_session
+    async def move(request: Request, sid: str, session: Session, seat: int) -> Response:
         since = len(session.record.moves)
         try:
             data = await body_of(request)
@@ -247,21 +247,15 @@ def create_app(store: Store | None = None,
             return error(400, str(exc))
         return state_response(session, seat, sid, since)
 
-    async def hint(request: Request) -> Response:
-        try:
-            _, session, seat = lookup(request)
-        except KeyError:
-            return error(404, "no such game")
+    @with_session
+    async def hint(request: Request, sid: str, session: Session, seat: int) -> Response:
         if session.over or session.to_act() != seat:
             return error(409, "a hint is given when it is your move")
         action, name, agent_id = session.hint()
         return JSONResponse({"action": action, "name": name, "agent": agent_id})
 
-    async def record(request: Request) -> Response:
-        try:
-            _, session, _ = lookup(request)
-        except KeyError:
-            return error(404, "no such game")
+    @with_session
+    async def record(request: Request, sid: str, session: Session, seat: int) -> Response:
         if not session.over:
             return error(409, "the record (with the seed, from which the deck follows) is available once the game is over")
         name = f"{session.game_name}-{session.seed}.json"

@@ -226,5 +226,10 @@ def test_api_refuses_bad_requests(server, browser):
     huge = request.post(f"{url}/api/sessions/{sid}/move", data="x" * 20000,
                         headers={"Content-Type": "application/json"})
     assert huge.status == 400 and "larger than" in huge.json()["error"]
-    assert request.get(url + "/api/sessions/nope").status == 404
+    for path in ("", "/hint", "/record"):
+        missing = request.get(f"{url}/api/sessions/nope{path}")
+        assert missing.status == 404 and "no such game" in missing.json()["error"]
+    for path in ("/advance", "/move"):
+        missing = request.post(f"{url}/api/sessions/nope{path}", data="{}", headers={"Content-Type": "application/json"})
+        assert missing.status == 404 and "no such game" in missing.json()["error"]
     page.close()
