@@ -8,8 +8,12 @@ name, the result and the library version that wrote it::
      "game": "sequence_v0", "game_version": 0, "config": {...}, "max_cycles": 500, "seed": 7,
      "seats": ["human", "sequence_v0/heuristic-v1"],
      "moves": [{"seat": 0, "action": 25, "name": "place 5D r2c5"}, ...],
-     "result": {"over": true, "truncated": false, "returns": [1.0, -1.0]},
+     "result": {"over": true, "truncated": false, "returns": [1.0, -1.0], "position": "3f9a…"},
      "meta": {"source": "play", "created": "2026-11-30T20:00:00Z"}}
+
+``result.position`` is a fingerprint (SHA-256 of the saved state's JSON) of the position the game
+stopped in, so a record whose moves still replay legally after a rule change, but lead somewhere
+else, is refused as well. Records written before it existed (no ``position``) still replay.
 
 Every game runs in :class:`agents.runner.Runner`, and :class:`Recorder` is the runner hook that
 writes its record move by move: play sessions (``play/``), evaluation (``python -m
@@ -27,6 +31,7 @@ Nothing in a record is executed; a config naming a file (Dojo's ``board_file``) 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import math
 import pathlib
@@ -235,9 +240,20 @@ def _check_json_value(what: str, value: Any, depth: int = 0) -> None:
     raise RecordError(f"record {what} holds a {type(value).__name__}, not JSON data")
 
 
+_FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
+
+
+def position_fingerprint(state: Any) -> str:
+    """SHA-256 (hex) of a state's saved JSON, keys sorted: equal exactly when the saved states are."""
+    text = json.dumps(state.to_dict(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _check_result(result: Any, num_seats: int) -> dict[str, Any]:
-    if not isinstance(result, dict) or set(result) != {"over", "truncated", "returns"}:
-        raise RecordError("record result must be null or an object with exactly 'over', 'truncated', 'returns'")
+    keys = {"over", "truncated", "returns"}
+    if not isinstance(result, dict) or not keys <= set(result) <= keys | {"position"}:
+        raise RecordError("record result must be null or an object with 'over', 'truncated', 'returns' "
+                          "and optionally 'position'")
     if not isinstance(result["over"], bool) or not isinstance(result["truncated"], bool):
         raise RecordError("record result 'over' and 'truncated' must be true or false")
     returns = result["returns"]
@@ -245,7 +261,13 @@ def _check_result(result: Any, num_seats: int) -> dict[str, Any]:
         isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r) for r in returns
     ):
         raise RecordError(f"record result 'returns' must be {num_seats} finite numbers, got {returns!r:.200}")
-    return {"over": result["over"], "truncated": result["truncated"], "returns": [float(r) for r in returns]}
+    checked = {"over": result["over"], "truncated": result["truncated"], "returns": [float(r) for r in returns]}
+    if "position" in result:
+        if not isinstance(result["position"], str) or not _FINGERPRINT.match(result["position"]):
+            raise RecordError(f"record result 'position' must be 64 lowercase hex digits (a SHA-256), "
+                              f"got {result['position']!r:.80}")
+        checked["position"] = result["position"]
+    return checked
 
 
 # ----------------------------------------------------------------------------------------------
@@ -299,11 +321,13 @@ def env_result(env) -> dict[str, Any]:
     agent = env.agent_selection
     truncated = bool(env.truncations.get(agent, False)) and not env.terminations.get(agent, False)
     state = env.unwrapped.engine_state
+    position = position_fingerprint(state)
     if state.is_terminal():
-        return {"over": True, "truncated": False, "returns": [float(r) for r in state.returns()]}
+        return {"over": True, "truncated": False, "returns": [float(r) for r in state.returns()], "position": position}
     if truncated:
-        return {"over": True, "truncated": True, "returns": [float(r) for r in state.truncation_returns()]}
-    return {"over": False, "truncated": False, "returns": [0.0] * len(env.possible_agents)}
+        return {"over": True, "truncated": True, "returns": [float(r) for r in state.truncation_returns()],
+                "position": position}
+    return {"over": False, "truncated": False, "returns": [0.0] * len(env.possible_agents), "position": position}
 
 
 def replay(record: Record, on_move: Callable[[int, Move, Any], None] | None = None,
@@ -341,6 +365,12 @@ def replay(record: Record, on_move: Callable[[int, Move, Any], None] | None = No
             abs(a - b) > 1e-9 for a, b in zip(got["returns"], record.result["returns"])
         ):
             raise RecordError(f"record result {record.result} differs from the replayed result {got}")
+        if "position" in record.result and record.result["position"] != got["position"]:
+            raise RecordError(
+                f"the moves replay, but reach another position than recorded (fingerprint {got['position'][:12]}… "
+                f"instead of {record.result['position'][:12]}…): the rules or the deal changed since the record "
+                "was written"
+            )
     return env
 
 
@@ -411,4 +441,5 @@ def record_game(game_name: str, seats: Sequence[str], seed: int, actions: Sequen
 
 
 __all__ = ["HUMAN", "MAX_MOVES", "MAX_RECORD_BYTES", "Move", "Record", "RecordError", "Recorder", "env_result",
-           "library_version", "load_record", "make_env", "new_record", "parse_record", "record_game", "replay"]
+           "library_version", "load_record", "make_env", "new_record", "parse_record", "position_fingerprint",
+           "record_game", "replay"]

@@ -18,6 +18,7 @@ from agents.records import (
     env_result,
     load_record,
     parse_record,
+    position_fingerprint,
     record_game,
     replay,
 )
@@ -76,6 +77,22 @@ def test_wrong_seat_and_changed_result_are_refused():
     data["result"]["returns"] = list(reversed(data["result"]["returns"]))
     with pytest.raises(RecordError, match="differs from the replayed result"):
         replay(Record.from_dict(data))
+
+
+def test_the_final_position_is_fingerprinted_and_checked_on_replay():
+    record, _ = _played()
+    env = replay(record)
+    assert record.result["position"] == position_fingerprint(env.unwrapped.engine_state)
+    data = record.to_dict()
+    data["result"]["position"] = "0" * 64  # the moves replay, the position they reach does not match
+    with pytest.raises(RecordError, match="reach another position than recorded"):
+        replay(Record.from_dict(data))
+    del data["result"]["position"]  # a record written before fingerprints still replays
+    replay(Record.from_dict(data))
+    for bad in ("ABC", 7, "g" * 64):
+        data["result"]["position"] = bad
+        with pytest.raises(RecordError, match="'position' must be 64 lowercase hex digits"):
+            Record.from_dict(data)
 
 
 def test_moves_after_the_end_are_refused():
@@ -145,7 +162,8 @@ def test_a_recorder_hook_writes_the_record_while_the_game_is_played():
     played = agents.play_game("pans_trial_v0", bots, seed=5, hooks=[recorder], record_actions=True)
     record = recorder.record
     assert record.actions == played.actions and record.seats == ids and record.seed == 5
-    assert record.result == {"over": True, "truncated": played.truncated, "returns": played.returns}
+    assert record.result == {"over": True, "truncated": played.truncated, "returns": played.returns,
+                             "position": record.result["position"]}
     again = record_game("pans_trial_v0", ids, 5, played.actions, meta={"source": "test"})
     assert again.moves == record.moves and again.result == record.result
     replay(Record.from_dict(json.loads(record.to_json())))
