@@ -321,13 +321,14 @@ def env_result(env) -> dict[str, Any]:
     agent = env.agent_selection
     truncated = bool(env.truncations.get(agent, False)) and not env.terminations.get(agent, False)
     state = env.unwrapped.engine_state
-    position = position_fingerprint(state)
     if state.is_terminal():
-        return {"over": True, "truncated": False, "returns": [float(r) for r in state.returns()], "position": position}
-    if truncated:
-        return {"over": True, "truncated": True, "returns": [float(r) for r in state.truncation_returns()],
-                "position": position}
-    return {"over": False, "truncated": False, "returns": [0.0] * len(env.possible_agents), "position": position}
+        result = {"over": True, "truncated": False, "returns": [float(r) for r in state.returns()]}
+    elif truncated:
+        result = {"over": True, "truncated": True, "returns": [float(r) for r in state.truncation_returns()]}
+    else:
+        result = {"over": False, "truncated": False, "returns": [0.0] * len(env.possible_agents)}
+    result["position"] = position_fingerprint(state)
+    return result
 
 
 def replay(record: Record, on_move: Callable[[int, Move, Any], None] | None = None,
