@@ -135,6 +135,36 @@ def test_resume_may_end_cloning_early_and_start_ppo_with_a_teacher_term(tmp_path
     assert trainer.kl_weight() == pytest.approx(0.25)
 
 
+def test_resume_restores_the_cloning_buffer_and_refuses_a_damaged_one(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    run = tiny_run(tmp_path, "sequence_v0", "--opponents", "random-v0", "--bc-steps", "100000", steps=128)
+    saved = load_file(str(run / "checkpoint" / "bc_buffer.safetensors"))
+    assert saved["teacher"].shape[0] == 128  # every cloned decision so far, oldest first
+    assert bool(saved["mask"].gather(1, saved["teacher"][:, None]).all())
+    trainer = ppo.Trainer(ppo.parse_args(["--resume", str(run), "--total-steps", "192", "--no-progress"]))
+    restored = trainer._bc_in_order()
+    for name, tensor in saved.items():
+        assert torch.equal(restored[name], tensor)
+    # A smaller buffer on resume keeps the newest decisions.
+    trainer.args.bc_buffer = 100
+    trainer._load_bc_buffer(run / "checkpoint" / "bc_buffer.safetensors")
+    assert torch.equal(trainer._bc_in_order()["teacher"], saved["teacher"][-100:])
+    # Damaged: a teacher action outside its mask, or a tensor of the wrong shape.
+    bad = dict(saved)
+    bad["mask"] = torch.zeros_like(saved["mask"])
+    save_file(bad, str(run / "checkpoint" / "bc_buffer.safetensors"))
+    with pytest.raises(SystemExit, match="not legal under its saved mask"):
+        ppo.Trainer(ppo.parse_args(["--resume", str(run), "--no-progress"]))
+    bad = dict(saved, obs=saved["obs"][:, :1].contiguous())
+    save_file(bad, str(run / "checkpoint" / "bc_buffer.safetensors"))
+    with pytest.raises(SystemExit, match="tensor 'obs'"):
+        ppo.Trainer(ppo.parse_args(["--resume", str(run), "--no-progress"]))
+    # Once cloning is over the buffer is no longer written.
+    run2 = tiny_run(tmp_path / "b", "sequence_v0", "--opponents", "random-v0", "--bc-steps", "64", steps=128)
+    assert not (run2 / "checkpoint" / "bc_buffer.safetensors").exists()
+
+
 def test_resume_refuses_changed_training_args_and_a_second_fresh_run(tmp_path):
     run = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", steps=64)
     with pytest.raises(SystemExit):

@@ -27,7 +27,8 @@ happens in one place (``main``), the loop collects a rollout then updates.
   no pickle), ``tb/`` TensorBoard logs, ``curve.csv`` and ``curve.png``, and ``policy/``, the
   current policy in the safe policy format (:func:`agents.policy_io.save_policy`), loadable by
   ``agents.policy_io.load_policy``. ``--resume RUN_DIR`` continues from the last checkpoint
-  (games in progress and the cloning buffer are not saved: the resumed run deals new games); it may
+  (games in progress are not saved: the resumed run deals new games; the cloning buffer is, as
+  ``bc_buffer.safetensors``, while cloning is still to run); it may
   change the settings in :data:`RESUME_CHANGEABLE` (budget, evaluation, league, update), nothing else.
 * **Evaluation.** Every ``eval_every`` steps the greedy policy (most likely legal action) plays
   ``eval_games`` seeded games against each of ``eval_opponents``, seats rotated; a win is first
@@ -129,7 +130,7 @@ class Args:
     bc_steps: int = 0
     """learner decisions played by the teacher and cloned before PPO starts (0: no cloning)"""
     bc_buffer: int = 65536
-    """cloning keeps the newest N teacher decisions (a replay buffer, not checkpointed) and trains on minibatches drawn from it"""
+    """cloning keeps the newest N teacher decisions (a replay buffer, checkpointed while cloning runs) to draw minibatches from"""
     bc_batches: int = 32
     """gradient steps on the cloning buffer after each cloning rollout"""
     bc_minibatch_size: int = 256
@@ -493,6 +494,8 @@ class Trainer:
         self.next_checkpoint = args.checkpoint_every
         self.next_snapshot = args.snapshot_every
 
+        #: the cloning replay buffer (made at the first cloning update, or restored on resume)
+        self.bc: dict[str, Any] | None = None
         ckpt = self.run_dir / "checkpoint"
         if args.resume:
             state = _read_json(ckpt / "state.json")
@@ -520,6 +523,8 @@ class Trainer:
             random.setstate(_rng_from_json(state["python_global_rng"]))
             np.random.set_state(_rng_from_json(state["numpy_rng"]))
             torch.set_rng_state(load_file(str(ckpt / "rng.safetensors"))["torch"])
+            if (ckpt / "bc_buffer.safetensors").exists() and self.step < args.bc_steps:
+                self._load_bc_buffer(ckpt / "bc_buffer.safetensors")
             for every, nxt in (
                 ("eval_every", "next_eval"),
                 ("checkpoint_every", "next_checkpoint"),
@@ -538,7 +543,6 @@ class Trainer:
         self.kinds = list(args.opponents)
         self.weights = list(args.opponent_weights) or [1.0] * len(self.kinds)
         self.teacher_cache: dict[tuple[int, int], agents.Agent] = {}
-        self.bc: dict[str, Any] | None = None
         self.tables = Tables(self.game, args.num_envs, self._deal, self.max_actions, first_game=self.games_dealt)
         self.tables.advance(self._snapshot_act)
         self.writer = None
@@ -659,6 +663,66 @@ class Trainer:
             "timing": timing,
         }
 
+    # -- the cloning buffer
+    def _empty_bc_buffer(self, cap: int) -> dict[str, Any]:
+        return {
+            "obs": torch.zeros((cap, *self.obs_shape), dtype=torch.float16),
+            "mask": torch.zeros((cap, self.num_actions), dtype=torch.bool),
+            "teacher": torch.zeros(cap, dtype=torch.long),
+            "ret": torch.zeros(cap),
+            "size": 0,
+            "next": 0,
+        }
+
+    def _bc_add(self, obs: torch.Tensor, mask: torch.Tensor, teacher: torch.Tensor, ret: torch.Tensor) -> None:
+        """Append decisions to the ring buffer (the oldest are overwritten once it is full)."""
+        bc = self.bc
+        assert bc is not None
+        cap, n = bc["teacher"].shape[0], teacher.shape[0]
+        if n > cap:  # only the newest fit
+            obs, mask, teacher, ret = obs[-cap:], mask[-cap:], teacher[-cap:], ret[-cap:]
+            n = cap
+        idx = (bc["next"] + torch.arange(n)) % cap
+        bc["obs"][idx], bc["mask"][idx], bc["teacher"][idx], bc["ret"][idx] = obs, mask, teacher, ret
+        bc["next"] = int((bc["next"] + n) % cap)
+        bc["size"] = min(cap, bc["size"] + n)
+
+    def _bc_in_order(self) -> dict[str, torch.Tensor]:
+        """The buffer's decisions, oldest first."""
+        bc = self.bc
+        assert bc is not None
+        cap, size = bc["teacher"].shape[0], bc["size"]
+        idx = (bc["next"] - size + torch.arange(size)) % cap
+        return {k: bc[k][idx].contiguous() for k in ("obs", "mask", "teacher", "ret")}
+
+    def _load_bc_buffer(self, path: pathlib.Path) -> None:
+        """Refill the cloning buffer from a checkpoint, checking every tensor's shape and type; the
+        capacity follows the resumed run's settings (only the newest decisions are kept if smaller)."""
+        from safetensors.torch import load_file
+
+        t = load_file(str(path))
+        expected = {
+            "obs": (torch.float16, tuple(self.obs_shape)),
+            "mask": (torch.bool, (self.num_actions,)),
+            "teacher": (torch.long, ()),
+            "ret": (torch.float32, ()),
+        }
+        if set(t) != set(expected):
+            raise SystemExit(f"{path}: expected tensors {sorted(expected)}, found {sorted(t)}")
+        size = t["teacher"].shape[0]
+        for name, (dtype, tail) in expected.items():
+            if t[name].dtype != dtype or tuple(t[name].shape) != (size, *tail):
+                raise SystemExit(
+                    f"{path}: tensor {name!r} is {t[name].dtype} {tuple(t[name].shape)}, "
+                    f"expected {dtype} {(size, *tail)} for this run's game and network"
+                )
+        if size and not bool(((t["teacher"] >= 0) & (t["teacher"] < self.num_actions)).all()):
+            raise SystemExit(f"{path}: teacher actions must lie in [0, {self.num_actions})")
+        if size and not bool(t["mask"].gather(1, t["teacher"].clamp(0, self.num_actions - 1)[:, None]).all()):
+            raise SystemExit(f"{path}: a saved teacher action is not legal under its saved mask")
+        self.bc = self._empty_bc_buffer(max(1, min(self.args.bc_buffer, self.args.bc_steps)))
+        self._bc_add(t["obs"], t["mask"], t["teacher"], t["ret"])
+
     # -- one update
     def clone_update(self, batch: dict[str, Any]) -> dict[str, float]:
         """Behaviour cloning: add the rollout's teacher decisions to the buffer, then fit minibatches
@@ -666,22 +730,9 @@ class Trainer:
         a = self.args
         n = batch["action"].shape[0]
         if self.bc is None:
-            cap = max(n, min(a.bc_buffer, a.bc_steps))
-            self.bc = {
-                "obs": torch.zeros((cap, *self.obs_shape), dtype=torch.float16),
-                "mask": torch.zeros((cap, self.num_actions), dtype=torch.bool),
-                "teacher": torch.zeros(cap, dtype=torch.long),
-                "ret": torch.zeros(cap),
-                "size": 0,
-                "next": 0,
-            }
+            self.bc = self._empty_bc_buffer(max(n, min(a.bc_buffer, a.bc_steps)))
+        self._bc_add(batch["obs"].half(), batch["mask"], batch["teacher"], batch["ret"])
         bc = self.bc
-        cap = bc["teacher"].shape[0]
-        idx = (bc["next"] + torch.arange(n)) % cap
-        bc["obs"][idx] = batch["obs"].half()
-        bc["mask"][idx], bc["teacher"][idx], bc["ret"][idx] = batch["mask"], batch["teacher"], batch["ret"]
-        bc["next"] = int((bc["next"] + n) % cap)
-        bc["size"] = min(cap, bc["size"] + n)
         for group in self.optimizer.param_groups:
             group["lr"] = a.bc_learning_rate
         stats: dict[str, list[float]] = {"teacher_ce": [], "value_loss": [], "teacher_accuracy": [], "entropy": []}
@@ -777,6 +828,8 @@ class Trainer:
         for k, snap in enumerate(self.snapshots):
             save_file({n: v.contiguous() for n, v in snap.state_dict().items()}, str(tmp / f"snapshot_{k}.safetensors"))
         save_file({"torch": torch.get_rng_state()}, str(tmp / "rng.safetensors"))
+        if self.bc is not None and self.step < self.args.bc_steps:
+            save_file(self._bc_in_order(), str(tmp / "bc_buffer.safetensors"))
         state = {
             "format": "tabletop-rl/ppo-run",
             "args": dataclasses.asdict(self.args),
