@@ -165,6 +165,28 @@ def test_resume_restores_the_cloning_buffer_and_refuses_a_damaged_one(tmp_path):
     assert not (run2 / "checkpoint" / "bc_buffer.safetensors").exists()
 
 
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_dagger_share_decides_who_plays_while_the_teacher_labels_every_decision(tmp_path, share):
+    args = ppo.parse_args(
+        ["--game", "sequence_v0", "--run-dir", str(tmp_path / "run"), "--opponents", "random-v0", "--bc-steps", "1000",
+         "--bc-learner-share", str(share), *TINY]
+    )
+    trainer = ppo.Trainer(args)
+    batch = trainer.collect()
+    assert batch["cloning"] and bool((batch["teacher"] >= 0).all())
+    with torch.no_grad():
+        logits, _ = trainer.net.logits_and_value(batch["obs"])
+        greedy = ppo.masked_log_probs(logits, batch["mask"]).argmax(-1)
+    played = batch["action"]
+    if share == 0.0:
+        assert torch.equal(played, batch["teacher"])
+    else:
+        assert torch.equal(played, greedy)
+        assert not torch.equal(played, batch["teacher"])  # an untrained network disagrees somewhere
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--game", "sequence_v0", "--bc-learner-share", "1.5"])
+
+
 def test_resume_refuses_changed_training_args_and_a_second_fresh_run(tmp_path):
     run = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", steps=64)
     with pytest.raises(SystemExit):

@@ -16,7 +16,10 @@ happens in one place (``main``), the loop collects a rollout then updates.
 * **Kickstarting.** The first ``bc_steps`` learner decisions are played by the teacher
   (``--teacher``, a heuristic) and the network learns them by cross-entropy (behaviour cloning) while
   its value head learns the teacher's returns; the decisions go to a replay buffer (``bc_buffer``)
-  and each rollout is followed by ``bc_batches`` minibatches drawn from it. PPO then starts from that network, with a
+  and each rollout is followed by ``bc_batches`` minibatches drawn from it. With ``bc_learner_share``
+  above 0 (DAgger) that share of the decisions is played by the network itself while the teacher
+  still labels every one, so the network also learns the answer in positions its own play leads to.
+  PPO then starts from that network, with a
   cross-entropy term toward the teacher's choice at each learner decision, weighted ``kl_coef`` and
   decaying linearly to zero over ``kl_decay_steps``.
 * **League.** Each game draws its opponent kind from ``--opponents`` (agent kinds such as
@@ -131,6 +134,8 @@ class Args:
     """learner decisions played by the teacher and cloned before PPO starts (0: no cloning)"""
     bc_buffer: int = 65536
     """cloning keeps the newest N teacher decisions (a replay buffer, checkpointed while cloning runs) to draw minibatches from"""
+    bc_learner_share: float = 0.0
+    """while cloning, the share of decisions the network plays itself, each still labelled by the teacher (DAgger)"""
     bc_batches: int = 32
     """gradient steps on the cloning buffer after each cloning rollout"""
     bc_minibatch_size: int = 256
@@ -164,6 +169,7 @@ RESUME_CHANGEABLE = frozenset(
     {
         "total_steps",
         "bc_steps",
+        "bc_learner_share",
         "kl_coef",
         "kl_decay_steps",
         "progress",
@@ -238,6 +244,8 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
         or sum(args.opponent_weights) <= 0
     ):
         fail("--opponent-weights needs one non-negative weight per --opponents entry, not all zero")
+    if not 0.0 <= args.bc_learner_share <= 1.0:
+        fail(f"--bc-learner-share is a share of decisions in [0, 1], got {args.bc_learner_share}")
     if (args.bc_steps or args.kl_coef) and not args.teacher:
         fail("--bc-steps and --kl-coef need a --teacher")
     for name in ("num_envs", "num_steps", "update_epochs", "minibatch_size", "total_steps"):
@@ -624,7 +632,13 @@ class Trainer:
                 teacher = torch.tensor(self._teacher_actions(self.tables, rows))
                 teach_buf[t] = teacher
             t3 = time.process_time()
-            action = teacher if cloning else sample(logp_all)
+            if not cloning:
+                action = sample(logp_all)
+            elif a.bc_learner_share > 0:  # DAgger: some decisions are the network's own, labelled by the teacher
+                own = torch.rand(n) < a.bc_learner_share
+                action = torch.where(own, logp_all.argmax(dim=-1), teacher)
+            else:
+                action = teacher
             obs_buf[t], mask_buf[t], act_buf[t], val_buf[t] = obs_t, mask_t, action, value
             logp_buf[t] = logp_all.gather(1, action[:, None]).squeeze(1)
             for i, act in enumerate(action.tolist()):
