@@ -260,7 +260,7 @@ class WizardArenaGame(Game):
         if not alive[player]:
             a[plane[1] + here] = 1.0
             a[local[1] + LOCAL_RADIUS * w + LOCAL_RADIUS] = 1.0  # the window's centre
-        if state._phase == ALLY and player in state.ally:
+        if state.phase == ALLY and player in state.ally:
             ally = state.ally
             partner = ally[1] if ally[0] == player else ally[0]
             a[offset + (partner - player) % n * self.row_len + 11] = 1.0  # asks me to ally
@@ -276,7 +276,7 @@ class WizardArenaGame(Game):
         a[own + 12] = col_of[gary]
         if 2 <= dr <= 4 and 2 <= dc <= 4:  # within distance 1 of the window's centre: the bot
             a[own + 13] = 1.0
-        phase_at = self._phase_feature.get(state._phase)
+        phase_at = self._phase_feature.get(state.phase)
         if phase_at is not None:
             a[phase_at] = 1.0
         left = 1.0 - state.actions_taken / state.step_limit
