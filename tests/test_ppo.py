@@ -113,6 +113,9 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     trainer.run()
     second = json.loads((run / "checkpoint" / "state.json").read_text())
     assert second["step"] == 256
+    # What the resume changed is kept with the run (args.json alone holds only the settings now).
+    assert second["resumes"] == [{"step": 128, "changed": {"total_steps": [128, 256]}}]
+    assert json.loads((run / "args.json").read_text())["resumes"] == second["resumes"]
     assert second["updates"] == first["updates"] + 2
     # Adam's step counters go on from the saved ones: 2 updates x (64 decisions / minibatch 32) x 1 epoch.
     steps = {

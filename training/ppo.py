@@ -494,6 +494,8 @@ class Trainer:
         self.started_wall = 0.0
         self.cpu_seconds = 0.0
         self.curve: list[dict[str, Any]] = []
+        #: settings changed on each resume: [{"step": N, "changed": {name: [before, after]}}]
+        self.resumes: list[dict[str, Any]] = []
         #: CPU seconds of this run by part (env = engines, observations, masks, resets).
         self.cpu_breakdown = dict.fromkeys(
             ("env", "learner_forward", "teacher", "opponents", "snapshots", "update", "total", "steps"), 0.0
@@ -527,6 +529,16 @@ class Trainer:
             ):
                 setattr(self, key, state[key])
             self.cpu_breakdown.update(state.get("cpu_breakdown", {}))
+            # The run's history of resumes with changed settings (what args.json alone would lose).
+            self.resumes = list(state.get("resumes", []))
+            now = dataclasses.asdict(args)
+            changed = {
+                k: [state["args"][k], now[k]]
+                for k in sorted(RESUME_CHANGEABLE - {"progress"})
+                if k in state["args"] and state["args"][k] != now[k]
+            }
+            if changed:
+                self.resumes.append({"step": self.step, "changed": changed})
             self.rng.setstate(_rng_from_json(state["python_rng"]))
             random.setstate(_rng_from_json(state["python_global_rng"]))
             np.random.set_state(_rng_from_json(state["numpy_rng"]))
@@ -861,6 +873,7 @@ class Trainer:
             "snapshot_steps": self.snapshot_steps,
             "optimizer": opt_meta,
             "cpu_breakdown": self.cpu_breakdown,
+            "resumes": self.resumes,
             "python_rng": _rng_to_json(self.rng.getstate()),
             "python_global_rng": _rng_to_json(random.getstate()),
             "numpy_rng": _rng_to_json(np.random.get_state()),
@@ -919,7 +932,8 @@ class Trainer:
 
         a = self.args
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        (self.run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(a), indent=2) + "\n")
+        run_args = dict(dataclasses.asdict(a), resumes=self.resumes)  # the settings now, and what resumes changed
+        (self.run_dir / "args.json").write_text(json.dumps(run_args, indent=2) + "\n")
         self.writer = SummaryWriter(str(self.run_dir / "tb"))
         bar = tqdm(
             total=a.total_steps,
