@@ -690,6 +690,11 @@ class Trainer:
         }
 
     # -- the cloning buffer
+    def _bc_capacity(self) -> int:
+        """The newest ``bc_buffer`` decisions (no more than cloning will see), and at least one rollout."""
+        a = self.args
+        return max(a.num_envs * a.num_steps, min(a.bc_buffer, a.bc_steps))
+
     def _empty_bc_buffer(self, cap: int) -> dict[str, Any]:
         return {
             "obs": torch.zeros((cap, *self.obs_shape), dtype=torch.float16),
@@ -742,11 +747,11 @@ class Trainer:
                     f"{path}: tensor {name!r} is {t[name].dtype} {tuple(t[name].shape)}, "
                     f"expected {dtype} {(size, *tail)} for this run's game and network"
                 )
-        if size and not bool(((t["teacher"] >= 0) & (t["teacher"] < self.num_actions)).all()):
+        if not bool(((t["teacher"] >= 0) & (t["teacher"] < self.num_actions)).all()):
             raise SystemExit(f"{path}: teacher actions must lie in [0, {self.num_actions})")
-        if size and not bool(t["mask"].gather(1, t["teacher"].clamp(0, self.num_actions - 1)[:, None]).all()):
+        if not bool(t["mask"].gather(1, t["teacher"][:, None]).all()):
             raise SystemExit(f"{path}: a saved teacher action is not legal under its saved mask")
-        self.bc = self._empty_bc_buffer(max(1, min(self.args.bc_buffer, self.args.bc_steps)))
+        self.bc = self._empty_bc_buffer(self._bc_capacity())
         self._bc_add(t["obs"], t["mask"], t["teacher"], t["ret"])
 
     # -- one update
@@ -754,9 +759,8 @@ class Trainer:
         """Behaviour cloning: add the rollout's teacher decisions to the buffer, then fit minibatches
         drawn from it (cross-entropy on the teacher's choice plus the value of the teacher's play)."""
         a = self.args
-        n = batch["action"].shape[0]
         if self.bc is None:
-            self.bc = self._empty_bc_buffer(max(n, min(a.bc_buffer, a.bc_steps)))
+            self.bc = self._empty_bc_buffer(self._bc_capacity())
         self._bc_add(batch["obs"].half(), batch["mask"], batch["teacher"], batch["ret"])
         bc = self.bc
         for group in self.optimizer.param_groups:
