@@ -116,6 +116,13 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     # What the resume changed is kept with the run (args.json alone holds only the settings now).
     assert second["resumes"] == [{"step": 128, "changed": {"total_steps": [128, 256]}}]
     assert json.loads((run / "args.json").read_text())["resumes"] == second["resumes"]
+    # A checkpoint from before a setting existed counts it at its default: changing it is recorded.
+    state_file = run / "checkpoint" / "state.json"
+    old = json.loads(state_file.read_text())
+    del old["args"]["bc_learner_share"]
+    state_file.write_text(json.dumps(old))
+    later = ppo.Trainer(ppo.parse_args(["--resume", str(run), "--bc-learner-share", "0.5", "--no-progress"]))
+    assert later.resumes[-1] == {"step": 256, "changed": {"bc_learner_share": [0.0, 0.5]}}
     assert second["updates"] == first["updates"] + 2
     # Adam's step counters go on from the saved ones: 2 updates x (64 decisions / minibatch 32) x 1 epoch.
     steps = {

@@ -531,12 +531,9 @@ class Trainer:
             self.cpu_breakdown.update(state.get("cpu_breakdown", {}))
             # The run's history of resumes with changed settings (what args.json alone would lose).
             self.resumes = list(state.get("resumes", []))
-            now = dataclasses.asdict(args)
-            changed = {
-                k: [state["args"][k], now[k]]
-                for k in sorted(RESUME_CHANGEABLE - {"progress"})
-                if k in state["args"] and state["args"][k] != now[k]
-            }
+            # A setting newer than the run's checkpoint was at its default there (as parse_args reads it).
+            before, now = {**dataclasses.asdict(Args()), **state["args"]}, dataclasses.asdict(args)
+            changed = {k: [before[k], now[k]] for k in sorted(RESUME_CHANGEABLE - {"progress"}) if before[k] != now[k]}
             if changed:
                 self.resumes.append({"step": self.step, "changed": changed})
             self.rng.setstate(_rng_from_json(state["python_rng"]))
