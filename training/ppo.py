@@ -540,7 +540,7 @@ class Trainer:
             random.setstate(_rng_from_json(state["python_global_rng"]))
             np.random.set_state(_rng_from_json(state["numpy_rng"]))
             torch.set_rng_state(load_file(str(ckpt / "rng.safetensors"))["torch"])
-            if (ckpt / "bc_buffer.safetensors").exists() and self.step < args.bc_steps:
+            if (ckpt / "bc_buffer.safetensors").exists() and self.cloning:
                 self._load_bc_buffer(ckpt / "bc_buffer.safetensors")
             for every, nxt in (
                 ("eval_every", "next_eval"),
@@ -605,6 +605,11 @@ class Trainer:
             out.append(int(teacher.act(obs, view)))
         return out
 
+    @property
+    def cloning(self) -> bool:
+        """Whether the run is still in its cloning stage (the first ``bc_steps`` learner decisions)."""
+        return self.step < self.args.bc_steps
+
     def kl_weight(self) -> float:
         a = self.args
         if not a.kl_coef:
@@ -615,7 +620,7 @@ class Trainer:
     # -- one rollout
     def collect(self) -> dict[str, Any]:
         a, n, T = self.args, self.args.num_envs, self.args.num_steps
-        cloning = self.step < a.bc_steps
+        cloning = self.cloning
         want_teacher = cloning or self.kl_weight() > 0
         obs_buf = torch.zeros((T, n, *self.obs_shape))
         mask_buf = torch.zeros((T, n, self.num_actions), dtype=torch.bool)
@@ -855,7 +860,7 @@ class Trainer:
         for k, snap in enumerate(self.snapshots):
             save_file({n: v.contiguous() for n, v in snap.state_dict().items()}, str(tmp / f"snapshot_{k}.safetensors"))
         save_file({"torch": torch.get_rng_state()}, str(tmp / "rng.safetensors"))
-        if self.bc is not None and self.step < self.args.bc_steps:
+        if self.bc is not None and self.cloning:
             save_file(self._bc_in_order(), str(tmp / "bc_buffer.safetensors"))
         state = {
             "format": "tabletop-rl/ppo-run",
