@@ -100,6 +100,13 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     first = json.loads((run / "checkpoint" / "state.json").read_text())
     saved_opt = load_file(str(run / "checkpoint" / "optimizer.safetensors"))
     saved_model = load_file(str(run / "checkpoint" / "model.safetensors"))
+    # A process that went on past its last checkpoint logged steps the resumed run will not have.
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from torch.utils.tensorboard import SummaryWriter
+
+    with SummaryWriter(str(run / "tb")) as stray:
+        for step in (64, 200):
+            stray.add_scalar("test/stray", 1.0, step)
     args = ppo.parse_args(["--resume", str(run), "--total-steps", "256", "--no-progress"])
     trainer = ppo.Trainer(args)
     assert trainer.step == first["step"] == 128
@@ -113,6 +120,10 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     trainer.run()
     second = json.loads((run / "checkpoint" / "state.json").read_text())
     assert second["step"] == 256
+    logged = EventAccumulator(str(run / "tb"), size_guidance={"scalars": 0})
+    logged.Reload()
+    assert [e.step for e in logged.Scalars("test/stray")] == [64]  # past the checkpoint (128): dropped
+    assert max(e.step for e in logged.Scalars("train/value_loss")) == 256
     # What the resume changed is kept with the run (args.json alone holds only the settings now).
     assert second["resumes"] == [{"step": 128, "changed": {"total_steps": [128, 256]}}]
     assert json.loads((run / "args.json").read_text())["resumes"] == second["resumes"]

@@ -940,7 +940,9 @@ class Trainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         run_args = dict(dataclasses.asdict(a), resumes=self.resumes)  # the settings now, and what resumes changed
         (self.run_dir / "args.json").write_text(json.dumps(run_args, indent=2) + "\n")
-        self.writer = SummaryWriter(str(self.run_dir / "tb"))
+        # On a resume, TensorBoard drops whatever the run logged past its checkpoint (steps a stopped
+        # process took and the checkpoint never saw; a fork's parent beyond the fork), for every tag.
+        self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.step or None)
         bar = tqdm(
             total=a.total_steps,
             initial=self.step,
