@@ -10,6 +10,7 @@ from collections import Counter
 
 import pytest
 
+import agents
 import envs
 from agents.scoring import score_teams
 from training import evaluate as ev
@@ -280,6 +281,33 @@ def test_all_mode_covers_every_listed_game(tmp_path, monkeypatch):
 def test_command_line_errors_say_what_is_wrong(argv, message):
     with pytest.raises(SystemExit, match=message):
         ev.main(argv + ["--games", "2", "--workers", "1", "--no-progress"])
+
+
+def test_older_checkpoint_versions_keeps_the_newest_of_each_family_and_every_builtin(monkeypatch):
+    import agents.checkpoint
+
+    shipped = ["g/ppo-v1", "g/ppo-v2", "g/ppo-v10", "g/ppo-search-v1", "g/ppo-teams-v3"]
+    monkeypatch.setattr(agents.checkpoint, "scan_index", lambda folder=None: ([{"id": i} for i in shipped[1:]],
+                                                                              {shipped[0]: "a bad entry"}, []))
+    ids = ["g/random-v0", "g/heuristic-v1", "g/heuristic-v2", *shipped]
+    assert ev.older_checkpoint_versions(ids) == {"g/ppo-v1": "g/ppo-v10", "g/ppo-v2": "g/ppo-v10"}
+
+
+def test_quick_league_plays_the_newest_checkpoints_and_says_which_it_left_out(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(envs, "NAMES", ("pans_trial_v0",))
+    code = ev.main(["--all", "--quick", "--budget-s", "0", "--workers", "1", "--out", str(tmp_path), "--no-progress"])
+    assert code == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    superseded = ev.older_checkpoint_versions(agents.available("pans_trial_v0"))
+    assert superseded, "Pan's Trial ships several versions of a checkpoint family"
+    report = json.loads((tmp_path / "pans_trial_v0" / "results.json").read_text())
+    played = {agent for line in report["lineups"] for agent in line["teams"]}
+    for old, newest in superseded.items():
+        assert "superseded by " + newest in summary["left_out"][old]
+        assert old not in played and newest in played
+    assert "pans_trial_v0/experienced-v1" in played and "pans_trial_v0/experienced-v2" in played
+    out = capsys.readouterr().out
+    assert "newest version of each checkpoint" in out and "before any lineup finished" in out
 
 
 def test_all_mode_leaves_out_agents_that_cannot_sit_at_the_table():

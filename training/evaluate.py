@@ -35,6 +35,9 @@ How games are scheduled
   per game and seat unless its loader caches models.)
 * ``--all`` uses every game's default config and leaves out, with a warning, any registered agent
   that cannot sit at it (for instance a checkpoint trained for another config).
+* ``--all --quick`` (the default of ``--all``) plays only the newest version of each family of
+  shipped checkpoints (``ppo-search-v4`` but not ``ppo-search-v1`` to ``-v3``); the summary lists
+  the older ones under ``left_out``. ``--all --full`` (or ``--games N``) plays every version.
 * ``--quick`` stops starting games after ``QUICK_BUDGET_S`` seconds per game. Lineups are played
   interleaved, rotation cycle by rotation cycle; when the budget runs out every lineup of the game
   keeps the same number of games, made of whole rotation cycles. The report (and ``--all``'s
@@ -77,6 +80,7 @@ import json
 import multiprocessing
 import os
 import pathlib
+import re
 import sys
 from typing import Any, Sequence
 
@@ -207,6 +211,14 @@ def _run_all(args, games: int, config: dict[str, Any], console) -> int:
                 summary.setdefault("left_out", {})[agent_id] = problem
             else:
                 ids.append(agent_id)
+        if args.quick or not (args.full or args.games):  # a quick league: the newest checkpoint of each family
+            superseded = older_checkpoint_versions(ids)
+            for agent_id, newest in superseded.items():
+                summary.setdefault("left_out", {})[agent_id] = f"superseded by {newest} (--full plays every version)"
+            ids = [a for a in ids if a not in superseded]
+            if superseded:
+                console.print(f"{name}: the quick league plays the newest version of each checkpoint; leaving out "
+                              f"{', '.join(sorted(a.split('/', 1)[1] for a in superseded))} (--full plays them all)")
         try:
             _, num_teams = table_facts(name, config)
             # With only the random player, a self-play lineup still measures the seat advantage.
@@ -219,6 +231,9 @@ def _run_all(args, games: int, config: dict[str, Any], console) -> int:
             summary["games"][name] = {"error": f"{type(exc).__name__}: {exc}"}
             continue
         print_report(report, console)
+        if not report["games"]:
+            console.print(f"[yellow]{name}: the time budget ran out before any lineup finished a rotation cycle; "
+                          f"give more time with --budget-s (now {args.budget_s:g} s) or play fewer agents[/yellow]")
         write_outputs(report, out_root / name)
         summary["games"][name] = {
             "elo": report["league"]["elo"],
@@ -237,6 +252,29 @@ def _run_all(args, games: int, config: dict[str, Any], console) -> int:
     if args.records:
         console.print(f"wrote the game records to {args.records}")
     return 1 if failures else 0
+
+
+def older_checkpoint_versions(agent_ids: Sequence[str]) -> dict[str, str]:
+    """``{older id: newest id}`` among the shipped checkpoints of one game's ``agent_ids``.
+
+    A family is an id without its ``-vN`` suffix (``pans_trial_v0/ppo-search``); only checkpoint
+    ids are grouped, never the built-in agents (each heuristic version is its own baseline).
+    """
+    from agents.checkpoint import scan_index
+
+    good, bad, _ = scan_index()  # an entry that fails its checks is still a checkpoint id
+    trained = {entry["id"] for entry in good} | set(bad)
+    newest: dict[str, tuple[int, str]] = {}
+    versions: list[tuple[str, int, str]] = []
+    for agent_id in agent_ids:
+        match = re.fullmatch(r"(.+)-v(\d+)", agent_id)
+        if agent_id not in trained or not match:
+            continue
+        family, version = match.group(1), int(match.group(2))
+        versions.append((family, version, agent_id))
+        if version > newest.get(family, (-1, ""))[0]:
+            newest[family] = (version, agent_id)
+    return {agent_id: newest[family][1] for family, version, agent_id in versions if newest[family][1] != agent_id}
 
 
 def cannot_play(agent_id: str, game_name: str, config: dict[str, Any]) -> str | None:
