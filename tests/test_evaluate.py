@@ -286,11 +286,11 @@ def test_command_line_errors_say_what_is_wrong(argv, message):
 def test_older_checkpoint_versions_keeps_the_newest_of_each_family_and_every_builtin(monkeypatch):
     import agents.checkpoint
 
-    shipped = ["g/ppo-v1", "g/ppo-v2", "g/ppo-v10", "g/ppo-search-v1", "g/ppo-teams-v3"]
+    shipped = ["g_v0/ppo-v1", "g_v0/ppo-v2", "g_v0/ppo-v10", "g_v0/ppo-search-v1", "g_v0/ppo-teams-v3"]
     monkeypatch.setattr(agents.checkpoint, "scan_index", lambda folder=None: ([{"id": i} for i in shipped[1:]],
                                                                               {shipped[0]: "a bad entry"}, []))
-    ids = ["g/random-v0", "g/heuristic-v1", "g/heuristic-v2", *shipped]
-    assert ev.older_checkpoint_versions(ids) == {"g/ppo-v1": "g/ppo-v10", "g/ppo-v2": "g/ppo-v10"}
+    ids = ["g_v0/random-v0", "g_v0/heuristic-v1", "g_v0/heuristic-v2", *shipped]
+    assert ev.older_checkpoint_versions(ids) == {"g_v0/ppo-v1": "g_v0/ppo-v10", "g_v0/ppo-v2": "g_v0/ppo-v10"}
 
 
 def test_quick_league_plays_the_newest_checkpoints_and_says_which_it_left_out(tmp_path, monkeypatch, capsys):
@@ -320,6 +320,6 @@ def test_a_budget_that_allows_no_game_still_reports_and_says_why(tmp_path):
 
     report = m.evaluate("sequence_v0", [(HEURISTIC, RANDOM)], games=4, progress=False, budget_s=0.0)
     assert report["games_per_lineup"] == [0] and report["games_scheduled_per_lineup"] == [4]
-    assert "time budget" in report["stop_reason"]
+    assert "time budget" in report["stop_reason"] and "before any lineup finished" in report["stop_reason"]
     paths = reporting.write_outputs(report, tmp_path)
     assert all(p.exists() for p in paths)

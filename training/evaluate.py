@@ -80,7 +80,6 @@ import json
 import multiprocessing
 import os
 import pathlib
-import re
 import sys
 from typing import Any, Sequence
 
@@ -165,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.all:
         if config:
             raise SystemExit("--all evaluates every game with its default config; --config is per game")
-        return _run_all(args, games, config, console)
+        return _run_all(args, games, quick, config, console)
     if args.game not in envs.NAMES:
         raise SystemExit(f"unknown game {args.game!r}; available: {list(envs.NAMES)}")
     try:
@@ -194,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _run_all(args, games: int, config: dict[str, Any], console) -> int:
+def _run_all(args, games: int, quick: bool, config: dict[str, Any], console) -> int:
     """Every game in ``envs.NAMES`` with its default config: a round robin of all its agents."""
     out_root = args.out or pathlib.Path("runs/evaluate/all")
     summary: dict[str, Any] = {"games_per_lineup": games, "budget_s": args.budget_s, "seed": args.seed, "games": {}}
@@ -211,7 +210,7 @@ def _run_all(args, games: int, config: dict[str, Any], console) -> int:
                 summary.setdefault("left_out", {})[agent_id] = problem
             else:
                 ids.append(agent_id)
-        if args.quick or not (args.full or args.games):  # a quick league: the newest checkpoint of each family
+        if quick:  # a quick league: the newest checkpoint of each family
             superseded = older_checkpoint_versions(ids)
             for agent_id, newest in superseded.items():
                 summary.setdefault("left_out", {})[agent_id] = f"superseded by {newest} (--full plays every version)"
@@ -231,9 +230,6 @@ def _run_all(args, games: int, config: dict[str, Any], console) -> int:
             summary["games"][name] = {"error": f"{type(exc).__name__}: {exc}"}
             continue
         print_report(report, console)
-        if not report["games"]:
-            console.print(f"[yellow]{name}: the time budget ran out before any lineup finished a rotation cycle; "
-                          f"give more time with --budget-s (now {args.budget_s:g} s) or play fewer agents[/yellow]")
         write_outputs(report, out_root / name)
         summary["games"][name] = {
             "elo": report["league"]["elo"],
@@ -261,20 +257,15 @@ def older_checkpoint_versions(agent_ids: Sequence[str]) -> dict[str, str]:
     ids are grouped, never the built-in agents (each heuristic version is its own baseline).
     """
     from agents.checkpoint import scan_index
+    from agents.registry import parse_id
 
     good, bad, _ = scan_index()  # an entry that fails its checks is still a checkpoint id
     trained = {entry["id"] for entry in good} | set(bad)
-    newest: dict[str, tuple[int, str]] = {}
-    versions: list[tuple[str, int, str]] = []
-    for agent_id in agent_ids:
-        match = re.fullmatch(r"(.+)-v(\d+)", agent_id)
-        if agent_id not in trained or not match:
-            continue
-        family, version = match.group(1), int(match.group(2))
-        versions.append((family, version, agent_id))
-        if version > newest.get(family, (-1, ""))[0]:
-            newest[family] = (version, agent_id)
-    return {agent_id: newest[family][1] for family, version, agent_id in versions if newest[family][1] != agent_id}
+    newest: dict[tuple[str, str], tuple[int, str]] = {}  # (game, kind) -> (version, id)
+    for agent_id in (a for a in agent_ids if a in trained):
+        game, kind, version = parse_id(agent_id)
+        newest[game, kind] = max(newest.get((game, kind), (-1, "")), (version, agent_id))
+    return {a: newest[parse_id(a)[:2]][1] for a in agent_ids if a in trained and newest[parse_id(a)[:2]][1] != a}
 
 
 def cannot_play(agent_id: str, game_name: str, config: dict[str, Any]) -> str | None:

@@ -379,6 +379,9 @@ def evaluate(
     counts = [sum(1 for r in results if r["lineup"] == li) for li in range(len(lineups))]
     if counts == scheduled:
         stop = "every scheduled game was played"
+    elif not any(counts):
+        stop = (f"the time budget of {budget_s:g} s ran out before any lineup finished a rotation cycle "
+                f"(0 of {sum(scheduled)} scheduled games kept); give a larger budget or fewer agents")
     else:
         stop = (f"the time budget of {budget_s:g} s ran out after {sum(counts)} of {sum(scheduled)} scheduled "
                 f"games; every lineup was cut to the same number of whole seat rotations")
