@@ -63,7 +63,10 @@ def tiny_run(tmp_path: pathlib.Path, game: str, *extra: str, steps: int = 192) -
     [
         (
             "sequence_v0",
-            ["--opponents", "random-v0", "self", "--teacher", "heuristic-v1", "--bc-steps", "64", "--kl-coef", "0.5"],
+            [
+                "--opponents", "random-v0", "self", "--teacher", "heuristic-v1", "--bc-steps", "64", "--kl-coef", "0.5",
+                "--teacher-workers", "1",
+            ],
         ),
         ("sequence_v0", ["--config", '{"players_per_team": 2}', "--opponents", "random-v0", "self", "--teacher", ""]),
         ("pans_trial_v0", ["--opponents", "random-v0", "self", "--teacher", ""]),
@@ -388,3 +391,28 @@ def test_list_options_take_values_of_their_annotated_type():
     args = ppo.parse_args(["--game", "sequence_v0", "--opponents", "random-v0", "self", "--opponent-weights", "3", "0.5"])
     assert args.opponent_weights == [3.0, 0.5] and all(isinstance(w, float) for w in args.opponent_weights)
     assert args.opponents == ["random-v0", "self"]
+
+
+def test_teacher_workers_give_the_same_labels_and_report_their_cpu_time():
+    from training.teachers import TeacherLabels
+
+    game = envs.make_game("sequence_v0")
+    rng = np.random.default_rng(5)
+    states = [game.new_initial_state(seed=s) for s in range(5)]
+    alone = TeacherLabels("sequence_v0", {}, "heuristic-v1", seed=3, workers=0)
+    shared = TeacherLabels("sequence_v0", {}, "heuristic-v1", seed=3, workers=2)
+    try:
+        for _ in range(12):
+            rows = [i for i, s in enumerate(states) if not s.is_terminal()]
+            labels = alone.actions(states, rows)
+            assert shared.actions(states, rows) == labels
+            for i, action in zip(rows, labels):
+                assert states[i].legal_mask()[action]
+                # move on with a random legal action so the tables drift apart from the teacher's line
+                states[i].apply_action(int(rng.choice(np.flatnonzero(states[i].legal_mask()))))
+        assert alone.take_worker_seconds() == 0.0
+        assert shared.take_worker_seconds() > 0.0 and shared.take_worker_seconds() == 0.0
+    finally:
+        shared.close()
+    with pytest.raises(ValueError, match="teacher workers must be a whole number >= 0"):
+        TeacherLabels("sequence_v0", {}, "heuristic-v1", seed=3, workers=-1)

@@ -65,6 +65,7 @@ from agents.policy_io import ARCHITECTURES, load_policy, save_policy
 from agents.scoring import score_teams
 from training.cli import dataclass_parser
 from training.stats import wilson_interval
+from training.teachers import TeacherLabels
 
 NEG = -1e9
 """Logit given to illegal actions (``logits.masked_fill(~mask, NEG)``)."""
@@ -136,6 +137,8 @@ class Args:
     """cloning keeps the newest N teacher decisions (a replay buffer, checkpointed while cloning runs) to draw minibatches from"""
     bc_learner_share: float = 0.0
     """while cloning, the share of decisions the network plays itself, each still labelled by the teacher (DAgger)"""
+    teacher_workers: int = 0
+    """extra processes computing the teacher's labels (0: none); each labels fixed tables, so labels do not depend on it"""
     bc_batches: int = 32
     """gradient steps on the cloning buffer after each cloning rollout"""
     bc_minibatch_size: int = 256
@@ -170,6 +173,7 @@ RESUME_CHANGEABLE = frozenset(
         "total_steps",
         "bc_steps",
         "bc_learner_share",
+        "teacher_workers",
         "kl_coef",
         "kl_decay_steps",
         "progress",
@@ -246,6 +250,8 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
         fail("--opponent-weights needs one non-negative weight per --opponents entry, not all zero")
     if not 0.0 <= args.bc_learner_share <= 1.0:
         fail(f"--bc-learner-share is a share of decisions in [0, 1], got {args.bc_learner_share}")
+    if args.teacher_workers < 0:
+        fail(f"--teacher-workers is a number of extra processes (0 or more), got {args.teacher_workers}")
     if (args.bc_steps or args.kl_coef) and not args.teacher:
         fail("--bc-steps and --kl-coef need a --teacher")
     for name in ("num_envs", "num_steps", "update_epochs", "minibatch_size", "total_steps"):
@@ -559,7 +565,7 @@ class Trainer:
 
         self.kinds = list(args.opponents)
         self.weights = list(args.opponent_weights) or [1.0] * len(self.kinds)
-        self.teacher_cache: dict[tuple[int, int], agents.Agent] = {}
+        self.teachers: TeacherLabels | None = None  # made when a rollout first needs the teacher
         self.tables = Tables(self.game, args.num_envs, self._deal, self.max_actions, first_game=self.games_dealt)
         self.tables.advance(self._snapshot_act)
         self.writer = None
@@ -590,20 +596,10 @@ class Trainer:
         return sample(logp).tolist()
 
     def _teacher_actions(self, tables: Tables, rows: list[int]) -> list[int]:
-        out = []
-        for i in rows:
-            state = tables.states[i]
-            seat = state.current_player()
-            key = (i, seat)
-            teacher = self.teacher_cache.get(key)
-            if teacher is None:
-                teacher = self.teacher_cache[key] = agents.make(
-                    f"{self.args.game}/{self.args.teacher}", seed=self.args.seed * 7 + i
-                )
-            teacher.reset(seat, self.game)  # heuristics decide from the position; no memory kept
-            obs, view = seat_inputs(state, seat)
-            out.append(int(teacher.act(obs, view)))
-        return out
+        if self.teachers is None:
+            a = self.args
+            self.teachers = TeacherLabels(a.game, self.config, a.teacher, a.seed, workers=a.teacher_workers)
+        return self.teachers.actions(tables.states, rows)
 
     @property
     def cloning(self) -> bool:
@@ -664,6 +660,7 @@ class Trainer:
             timing["env"] += (t1 - t0) + (t4 - t3)
             timing["learner"] += t2 - t1
             timing["teacher"] += t3 - t2
+        timing["teacher_workers"] = self.teachers.take_worker_seconds() if self.teachers else 0.0
         timing["opponents"] = self.tables.opponent_seconds - opp0
         timing["snapshots"] = self.tables.snapshot_seconds - snap0
         timing["env"] -= timing["opponents"] + timing["snapshots"]
@@ -954,36 +951,39 @@ class Trainer:
         recent: list[tuple[str, float, bool, bool, int]] = []
         train: dict[str, float] = {}
         while self.step < a.total_steps:
-            c0 = time.process_time()
+            w0, c0 = time.perf_counter(), time.process_time()
             batch = self.collect()
             c1 = time.process_time()
             losses = self.update(batch)
-            c2 = time.process_time()
+            w1, c2 = time.perf_counter(), time.process_time()
             n = batch["action"].shape[0]
             self.step += n
-            self.cpu_seconds += c2 - c0
+            timing = batch["timing"]
+            # CPU time of this process plus the teacher workers' (so steps per CPU-second stays per core)
+            cpu = c2 - c0 + timing["teacher_workers"]
+            self.cpu_seconds += cpu
             recent = (recent + self.tables.finished)[-2000:]
             self.tables.finished = []
-            timing = batch["timing"]
             for key, val in (
                 ("env", timing["env"]),
                 ("learner_forward", timing["learner"]),
-                ("teacher", timing["teacher"]),
+                ("teacher", timing["teacher"] + timing["teacher_workers"]),
                 ("opponents", timing["opponents"]),
                 ("snapshots", timing["snapshots"]),
                 ("update", c2 - c1),
-                ("total", c2 - c0),
+                ("total", cpu),
                 ("steps", n),
             ):
                 self.cpu_breakdown[key] += val
             train = {
-                "steps_per_cpu_s": n / max(1e-9, c2 - c0),
-                "env_share": timing["env"] / max(1e-9, c2 - c0),
-                "teacher_share": timing["teacher"] / max(1e-9, c2 - c0),
-                "opponent_share": timing["opponents"] / max(1e-9, c2 - c0),
-                "snapshot_share": timing["snapshots"] / max(1e-9, c2 - c0),
-                "learner_forward_share": timing["learner"] / max(1e-9, c2 - c0),
-                "update_share": (c2 - c1) / max(1e-9, c2 - c0),
+                "steps_per_cpu_s": n / max(1e-9, cpu),
+                "steps_per_wall_s": n / max(1e-9, w1 - w0),
+                "env_share": timing["env"] / max(1e-9, cpu),
+                "teacher_share": (timing["teacher"] + timing["teacher_workers"]) / max(1e-9, cpu),
+                "opponent_share": timing["opponents"] / max(1e-9, cpu),
+                "snapshot_share": timing["snapshots"] / max(1e-9, cpu),
+                "learner_forward_share": timing["learner"] / max(1e-9, cpu),
+                "update_share": (c2 - c1) / max(1e-9, cpu),
                 "kl_coef": self.kl_weight(),
                 "cloning": float(batch["cloning"]),
                 **losses,
@@ -1016,6 +1016,9 @@ class Trainer:
                 self.next_checkpoint = self.step + a.checkpoint_every
                 self.save_checkpoint()
         bar.close()
+        if self.teachers is not None:
+            self.teachers.close()
+            self.teachers = None
         if not self.curve or self.curve[-1]["step"] != self.step:
             self.log_eval(self.evaluate(a.eval_games, a.eval_opponents), train)
         self.save_checkpoint()

@@ -1,0 +1,111 @@
+"""The teacher's labels for the trainer's tables, optionally computed in worker processes.
+
+Cloning and DAgger ask the teacher (a heuristic) for its choice at every learner decision, and a
+heuristic that searches is slow: Pan's Trial's ``heuristic-v1`` takes several milliseconds a
+decision, about 70% of a DAgger run's CPU time on one core. :class:`TeacherLabels` splits the
+tables between this process and ``workers`` extra processes so both cores of a small machine work.
+
+Table ``i`` is always labelled by the same process (``i % (workers + 1)``; 0 is this one), by a
+teacher made for that table and seat with the same seed as before, so the labels do not depend on
+the number of workers. Workers receive the observation and player view the seat would be handed
+(what a teacher at that seat may know), never the full state, and return the actions with the CPU
+seconds they spent, so the trainer's CPU accounting stays honest.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+import agents
+import envs
+from agents.runner import seat_inputs
+
+#: one job: (table index, seat, observation dict, player view)
+Job = tuple[int, int, dict[str, Any], dict[str, Any]]
+
+
+class _Teachers:
+    """One process's teachers, one per (table, seat), made on first use."""
+
+    def __init__(self, game_name: str, config: dict[str, Any], kind: str, seed: int) -> None:
+        self.game = envs.make_game(game_name, **config)
+        self.agent_id = f"{game_name}/{kind}"
+        self.seed = seed
+        self.cache: dict[tuple[int, int], agents.Agent] = {}
+
+    def label(self, jobs: list[Job]) -> list[int]:
+        out = []
+        for i, seat, obs, view in jobs:
+            teacher = self.cache.get((i, seat))
+            if teacher is None:
+                teacher = self.cache[(i, seat)] = agents.make(self.agent_id, seed=self.seed * 7 + i)
+            teacher.reset(seat, self.game)  # heuristics decide from the position; no memory kept
+            out.append(int(teacher.act(obs, view)))
+        return out
+
+
+_WORKER: _Teachers | None = None
+
+
+def _start_worker(game_name: str, config: dict[str, Any], kind: str, seed: int) -> None:
+    global _WORKER
+    _WORKER = _Teachers(game_name, config, kind, seed)
+
+
+def _worker_label(jobs: list[Job]) -> tuple[list[int], float]:
+    assert _WORKER is not None, "worker not started"
+    t0 = time.process_time()
+    out = _WORKER.label(jobs)
+    return out, time.process_time() - t0
+
+
+class TeacherLabels:
+    """``actions(states, rows)``: the teacher's choice for the seat to act at each table in ``rows``."""
+
+    def __init__(self, game_name: str, config: dict[str, Any], kind: str, seed: int, workers: int = 0) -> None:
+        if not isinstance(workers, int) or workers < 0:
+            raise ValueError(f"teacher workers must be a whole number >= 0, got {workers!r}")
+        self.local = _Teachers(game_name, config, kind, seed)
+        # "spawn": a fresh interpreter per worker (no copy of torch's threads or the trainer's memory).
+        context = multiprocessing.get_context("spawn")
+        self.pools = [
+            ProcessPoolExecutor(1, mp_context=context, initializer=_start_worker, initargs=(game_name, config, kind, seed))
+            for _ in range(workers)
+        ]
+        #: CPU seconds the workers spent labelling since the last :meth:`take_worker_seconds`
+        self.worker_seconds = 0.0
+
+    def actions(self, states: list[Any], rows: list[int]) -> list[int]:
+        parts = len(self.pools) + 1
+        jobs: list[list[Job]] = [[] for _ in range(parts)]
+        for i in rows:
+            state = states[i]
+            seat = state.current_player()
+            obs, view = seat_inputs(state, seat)
+            jobs[i % parts].append((i, seat, obs, view))
+        futures: list[Future | None] = [
+            pool.submit(_worker_label, jobs[k + 1]) if jobs[k + 1] else None for k, pool in enumerate(self.pools)
+        ]
+        labels = {}
+        for job, act in zip(jobs[0], self.local.label(jobs[0])):
+            labels[job[0]] = act
+        for k, future in enumerate(futures):
+            if future is None:
+                continue
+            acts, seconds = future.result()
+            self.worker_seconds += seconds
+            for job, act in zip(jobs[k + 1], acts):
+                labels[job[0]] = act
+        return [labels[i] for i in rows]
+
+    def take_worker_seconds(self) -> float:
+        seconds, self.worker_seconds = self.worker_seconds, 0.0
+        return seconds
+
+    def close(self) -> None:
+        for pool in self.pools:
+            pool.shutdown(wait=True, cancel_futures=True)
+        self.pools = []
