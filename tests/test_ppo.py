@@ -410,6 +410,9 @@ def test_teacher_workers_give_the_same_labels_and_report_their_cpu_time():
                 assert states[i].legal_mask()[action]
                 # move on with a random legal action so the tables drift apart from the teacher's line
                 states[i].apply_action(int(rng.choice(np.flatnonzero(states[i].legal_mask()))))
+        # this process labels one table in 2 * workers + 1; every worker two
+        assert [shared.process_of(i) for i in range(10)] == [0, 1, 2, 1, 2, 0, 1, 2, 1, 2]
+        assert {alone.process_of(i) for i in range(10)} == {0}
         assert alone.take_worker_seconds() == 0.0
         assert shared.take_worker_seconds() > 0.0 and shared.take_worker_seconds() == 0.0
     finally:

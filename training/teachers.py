@@ -5,11 +5,15 @@ heuristic that searches is slow: Pan's Trial's ``heuristic-v1`` takes several mi
 decision, about 70% of a DAgger run's CPU time on one core. :class:`TeacherLabels` splits the
 tables between this process and ``workers`` extra processes so both cores of a small machine work.
 
-Table ``i`` is always labelled by the same process (``i % (workers + 1)``; 0 is this one), by a
-teacher made for that table and seat with the same seed as before, so the labels do not depend on
-the number of workers. Workers receive the observation and player view the seat would be handed
-(what a teacher at that seat may know), never the full state, and return the actions with the CPU
-seconds they spent, so the trainer's CPU accounting stays honest.
+Table ``i`` is always labelled by the same process, by a teacher made for that table and seat with
+the same seed as without workers, so the labels do not depend on the number of workers. This process
+also steps the tables and runs the network, so it labels the smallest share: of every ``2·workers +
+1`` tables one is labelled here and two by each worker (with one worker: a third here, two thirds
+there, which about balances a Pan's Trial DAgger run whose teacher is 70% of its time).
+
+Workers receive the observation and player view the seat would be handed (what a teacher at that
+seat may know), never the full state, and return the actions with the CPU seconds they spent, so
+the trainer's CPU accounting stays honest.
 """
 
 from __future__ import annotations
@@ -79,13 +83,12 @@ class TeacherLabels:
         self.worker_seconds = 0.0
 
     def actions(self, states: list[Any], rows: list[int]) -> list[int]:
-        parts = len(self.pools) + 1
-        jobs: list[list[Job]] = [[] for _ in range(parts)]
+        jobs: list[list[Job]] = [[] for _ in range(len(self.pools) + 1)]
         for i in rows:
             state = states[i]
             seat = state.current_player()
             obs, view = seat_inputs(state, seat)
-            jobs[i % parts].append((i, seat, obs, view))
+            jobs[self.process_of(i)].append((i, seat, obs, view))
         futures: list[Future | None] = [
             pool.submit(_worker_label, jobs[k + 1]) if jobs[k + 1] else None for k, pool in enumerate(self.pools)
         ]
@@ -100,6 +103,12 @@ class TeacherLabels:
             for job, act in zip(jobs[k + 1], acts):
                 labels[job[0]] = act
         return [labels[i] for i in rows]
+
+    def process_of(self, table: int) -> int:
+        """Which process labels ``table``: 0 this one, ``k`` the ``k``-th worker."""
+        workers = len(self.pools)
+        slot = table % (2 * workers + 1)
+        return 0 if slot == 0 else 1 + (slot - 1) % max(1, workers)
 
     def take_worker_seconds(self) -> float:
         seconds, self.worker_seconds = self.worker_seconds, 0.0
