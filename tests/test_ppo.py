@@ -419,3 +419,36 @@ def test_teacher_workers_give_the_same_labels_and_report_their_cpu_time():
         shared.close()
     with pytest.raises(ValueError, match="teacher workers must be a whole number >= 0"):
         TeacherLabels("sequence_v0", {}, "heuristic-v1", seed=3, workers=-1)
+
+
+def test_teacher_workers_leave_when_the_trainer_is_killed(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import os, envs\n"
+        "from training.teachers import TeacherLabels\n"
+        "t = TeacherLabels('sequence_v0', {}, 'heuristic-v1', seed=1, workers=1)\n"
+        "states = [envs.make_game('sequence_v0').new_initial_state(seed=s) for s in range(3)]\n"
+        "t.actions(states, [0, 1, 2])\n"
+        "print(*[p.pid for pool in t.pools for p in pool._processes.values()], flush=True)\n"
+        "os._exit(0)  # no shutdown, as when a signal stops a training run\n"
+    )
+    root = pathlib.Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120)
+    pids = [int(p) for p in out.stdout.split()]
+    assert pids, out.stderr
+
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    deadline = time.monotonic() + 20
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(p) for p in pids)
