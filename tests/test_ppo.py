@@ -166,10 +166,13 @@ def test_resume_restores_the_cloning_buffer_and_refuses_a_damaged_one(tmp_path):
     saved = load_file(str(run / "checkpoint" / "bc_buffer.safetensors"))
     assert saved["teacher"].shape[0] == 128  # every cloned decision so far, oldest first
     assert bool(saved["mask"].gather(1, saved["teacher"][:, None]).all())
-    trainer = ppo.Trainer(ppo.parse_args(["--resume", str(run), "--total-steps", "192", "--no-progress"]))
+    resumed = ["--resume", str(run), "--total-steps", "192", "--bc-learning-rate", "3e-4", "--no-progress"]
+    trainer = ppo.Trainer(ppo.parse_args(resumed))
     restored = trainer._bc_in_order()
     for name, tensor in saved.items():
         assert torch.equal(restored[name], tensor)
+    trainer.update(trainer.collect())  # a resumed run may anneal the cloning learning rate
+    assert [g["lr"] for g in trainer.optimizer.param_groups] == [3e-4]
     # A smaller buffer on resume keeps the newest decisions.
     trainer.args.bc_buffer = 100
     trainer._load_bc_buffer(run / "checkpoint" / "bc_buffer.safetensors")

@@ -32,7 +32,8 @@ happens in one place (``main``), the loop collects a rollout then updates.
   ``agents.policy_io.load_policy``. ``--resume RUN_DIR`` continues from the last checkpoint
   (games in progress are not saved: the resumed run deals new games; the cloning buffer is, as
   ``bc_buffer.safetensors``, while cloning is still to run); it may
-  change the settings in :data:`RESUME_CHANGEABLE` (budget, evaluation, league, update), nothing else.
+  change the settings in :data:`RESUME_CHANGEABLE` (budget, evaluation, league, update and learning rates,
+  teacher workers), nothing else.
 * **Evaluation.** Every ``eval_every`` steps the greedy policy (most likely legal action) plays
   ``eval_games`` seeded games against each of ``eval_opponents``, seats rotated; a win is first
   place for the learner's team (ties shared first place count, as in ``training.evaluate``).
@@ -182,6 +183,7 @@ RESUME_CHANGEABLE = frozenset(
         "eval_opponents",
         "checkpoint_every",
         "learning_rate",
+        "bc_learning_rate",
         "ent_coef",
         "update_epochs",
         "minibatch_size",
