@@ -963,13 +963,14 @@ class Trainer:
             timing = batch["timing"]
             # CPU time of this process plus the teacher workers' (so steps per CPU-second stays per core)
             cpu = c2 - c0 + timing["teacher_workers"]
+            teacher = timing["teacher"] + timing["teacher_workers"]
             self.cpu_seconds += cpu
             recent = (recent + self.tables.finished)[-2000:]
             self.tables.finished = []
             for key, val in (
                 ("env", timing["env"]),
                 ("learner_forward", timing["learner"]),
-                ("teacher", timing["teacher"] + timing["teacher_workers"]),
+                ("teacher", teacher),
                 ("opponents", timing["opponents"]),
                 ("snapshots", timing["snapshots"]),
                 ("update", c2 - c1),
@@ -981,7 +982,7 @@ class Trainer:
                 "steps_per_cpu_s": n / max(1e-9, cpu),
                 "steps_per_wall_s": n / max(1e-9, w1 - w0),
                 "env_share": timing["env"] / max(1e-9, cpu),
-                "teacher_share": (timing["teacher"] + timing["teacher_workers"]) / max(1e-9, cpu),
+                "teacher_share": teacher / max(1e-9, cpu),
                 "opponent_share": timing["opponents"] / max(1e-9, cpu),
                 "snapshot_share": timing["snapshots"] / max(1e-9, cpu),
                 "learner_forward_share": timing["learner"] / max(1e-9, cpu),

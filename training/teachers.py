@@ -120,7 +120,7 @@ class TeacherLabels:
         """Which process labels ``table``: 0 this one, ``k`` the ``k``-th worker."""
         workers = len(self.pools)
         slot = table % (2 * workers + 1)
-        return 0 if slot == 0 else 1 + (slot - 1) % max(1, workers)
+        return 0 if slot == 0 else 1 + (slot - 1) % workers  # slot is 0 whenever there is no worker
 
     def take_worker_seconds(self) -> float:
         seconds, self.worker_seconds = self.worker_seconds, 0.0
