@@ -159,6 +159,25 @@ def test_resume_may_end_cloning_early_and_start_ppo_with_a_teacher_term(tmp_path
     assert trainer.kl_weight() == pytest.approx(0.25)
 
 
+@pytest.mark.parametrize("temperature", [1.0, 0.25])
+def test_temperature_sets_the_policy_ppo_samples_and_trains(tmp_path, temperature):
+    args = ppo.parse_args(["--game", "sequence_v0", "--run-dir", str(tmp_path / "run"), "--opponents", "random-v0",
+                           "--teacher", "", "--temperature", str(temperature), *TINY])
+    trainer = ppo.Trainer(args)
+    batch = trainer.collect()
+    with torch.no_grad():
+        logits, _ = trainer.net.logits_and_value(batch["obs"])
+    tempered = ppo.masked_log_probs(logits / temperature, batch["mask"])
+    chosen = tempered.gather(1, batch["action"][:, None]).squeeze(1)
+    # The stored behaviour log-probabilities are those of the tempered policy, so the first PPO
+    # ratio is exactly 1; at the raw logits they differ whenever the temperature is not 1.
+    assert torch.allclose(chosen, batch["logp"], atol=1e-5)
+    raw = ppo.masked_log_probs(logits, batch["mask"]).gather(1, batch["action"][:, None]).squeeze(1)
+    assert torch.allclose(raw, batch["logp"], atol=1e-5) == (temperature == 1.0)
+    stats = trainer.update(batch)
+    assert stats["approx_kl"] < 0.05 and np.isfinite(stats["policy_loss"])
+
+
 def test_resume_restores_the_cloning_buffer_and_refuses_a_damaged_one(tmp_path):
     from safetensors.torch import load_file, save_file
 
@@ -334,6 +353,7 @@ def test_help_documents_every_option(capsys):
         (["--eval-opponents", "self"], "training opponent only"),
         (["--config", "[1]"], "JSON object"),
         (["--opponents", "random-v0", "--opponent-weights", "1", "2"], "one non-negative weight"),
+        (["--temperature", "0"], "must lie in [0.05, 20]"),
     ],
 )
 def test_bad_arguments_are_refused_with_the_allowed_values(argv, needle, capsys):

@@ -108,6 +108,8 @@ class Args:
     """PPO clipping of the probability ratio"""
     ent_coef: float = 0.01
     """entropy bonus weight"""
+    temperature: float = 1.0
+    """PPO samples and trains the policy softmax(logits / temperature): below 1 it plays closer to its greedy move (evaluation is greedy either way)"""
     vf_coef: float = 0.5
     """value loss weight"""
     max_grad_norm: float = 0.5
@@ -185,6 +187,7 @@ RESUME_CHANGEABLE = frozenset(
         "learning_rate",
         "bc_learning_rate",
         "ent_coef",
+        "temperature",
         "update_epochs",
         "minibatch_size",
         "opponents",
@@ -252,6 +255,8 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
         fail("--opponent-weights needs one non-negative weight per --opponents entry, not all zero")
     if not 0.0 <= args.bc_learner_share <= 1.0:
         fail(f"--bc-learner-share is a share of decisions in [0, 1], got {args.bc_learner_share}")
+    if not 0.05 <= args.temperature <= 20.0:
+        fail(f"--temperature divides the logits and must lie in [0.05, 20], got {args.temperature}")
     if args.teacher_workers < 0:
         fail(f"--teacher-workers is a number of extra processes (0 or more), got {args.teacher_workers}")
     if (args.bc_steps or args.kl_coef) and not args.teacher:
@@ -594,7 +599,8 @@ class Trainer:
     def _snapshot_act(self, index: int, rows: list[int]) -> list[int]:
         obs, mask = self.tables.observe(rows)
         with torch.no_grad():
-            logp = masked_log_probs(self.snapshots[index](torch.from_numpy(obs)), torch.from_numpy(mask))
+            logits = self.snapshots[index](torch.from_numpy(obs)) / self.args.temperature
+            logp = masked_log_probs(logits, torch.from_numpy(mask))
         return sample(logp).tolist()
 
     def _teacher_actions(self, tables: Tables, rows: list[int]) -> list[int]:
@@ -638,7 +644,7 @@ class Trainer:
             t1 = time.process_time()
             with torch.no_grad():
                 logits, value = self.net.logits_and_value(obs_t)
-                logp_all = masked_log_probs(logits, mask_t)
+                logp_all = masked_log_probs(logits / a.temperature, mask_t)
             t2 = time.process_time()
             if want_teacher:
                 teacher = torch.tensor(self._teacher_actions(self.tables, rows))
@@ -802,7 +808,7 @@ class Trainer:
             for start in range(0, size, a.minibatch_size):
                 mb = order[start : start + a.minibatch_size]
                 logits, value = self.net.logits_and_value(batch["obs"][mb])
-                logp_all = masked_log_probs(logits, batch["mask"][mb])
+                logp_all = masked_log_probs(logits / a.temperature, batch["mask"][mb])
                 newlogp = logp_all.gather(1, batch["action"][mb][:, None]).squeeze(1)
                 entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
                 v_loss = 0.5 * ((value - batch["ret"][mb]) ** 2).mean()
