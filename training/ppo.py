@@ -109,7 +109,7 @@ class Args:
     ent_coef: float = 0.01
     """entropy bonus weight"""
     temperature: float = 1.0
-    """PPO samples and trains the policy softmax(logits / temperature): below 1 it plays closer to its greedy move (evaluation is greedy either way)"""
+    """PPO samples and trains the policy softmax(logits / temperature): below 1 it plays closer to its greedy move (the teacher term applies to the untempered policy; evaluation is greedy either way)"""
     vf_coef: float = 0.5
     """value loss weight"""
     max_grad_norm: float = 0.5
@@ -814,7 +814,11 @@ class Trainer:
                 v_loss = 0.5 * ((value - batch["ret"][mb]) ** 2).mean()
                 teacher = batch["teacher"][mb]
                 has_t = teacher >= 0
-                ce = -logp_all[has_t].gather(1, teacher[has_t][:, None]).mean() if has_t.any() else logits.new_zeros(())
+                # The teacher term holds the untempered policy near the teacher: on the tempered one it
+                # would undo the temperature (a cross-entropy to a teacher the network cannot match
+                # exactly flattens the distribution it is computed on).
+                raw = logp_all if a.temperature == 1.0 else masked_log_probs(logits, batch["mask"][mb])
+                ce = -raw[has_t].gather(1, teacher[has_t][:, None]).mean() if has_t.any() else logits.new_zeros(())
                 ratio = (newlogp - batch["logp"][mb]).exp()
                 adv = batch["adv"][mb]
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
