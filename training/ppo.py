@@ -109,7 +109,7 @@ class Args:
     ent_coef: float = 0.01
     """entropy bonus weight"""
     temperature: float = 1.0
-    """PPO samples and trains the policy softmax(logits / temperature): below 1 it plays closer to its greedy move (the teacher term applies to the untempered policy; evaluation is greedy either way)"""
+    """PPO samples and trains softmax(logits / T); below 1 it plays closer to greedy (teacher term, evaluation: untempered)"""
     vf_coef: float = 0.5
     """value loss weight"""
     max_grad_norm: float = 0.5
