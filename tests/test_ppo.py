@@ -180,7 +180,6 @@ def test_temperature_sets_the_policy_ppo_samples_and_trains(tmp_path, temperatur
 
 def test_the_teacher_term_ignores_the_temperature(tmp_path):
     """The cross-entropy toward the teacher is taken on the untempered policy, at any temperature."""
-    ces = []
     for temperature in (1.0, 0.25):
         args = ppo.parse_args(["--game", "sequence_v0", "--run-dir", str(tmp_path / f"run{temperature}"),
                                "--opponents", "random-v0", "--kl-coef", "0.5", "--learning-rate", "0",
@@ -188,11 +187,11 @@ def test_the_teacher_term_ignores_the_temperature(tmp_path):
         trainer = ppo.Trainer(args)
         batch = trainer.collect()
         assert bool((batch["teacher"] >= 0).all())
-        ces.append(trainer.update(batch)["teacher_ce"])
+        teacher_ce = trainer.update(batch)["teacher_ce"]
         with torch.no_grad():
             logits, _ = trainer.net.logits_and_value(batch["obs"])
         expected = -ppo.masked_log_probs(logits, batch["mask"]).gather(1, batch["teacher"][:, None]).mean()
-        assert ces[-1] == pytest.approx(float(expected), rel=1e-4)
+        assert teacher_ce == pytest.approx(float(expected), rel=1e-4)
 
 
 def test_resume_restores_the_cloning_buffer_and_refuses_a_damaged_one(tmp_path):

@@ -599,9 +599,12 @@ class Trainer:
     def _snapshot_act(self, index: int, rows: list[int]) -> list[int]:
         obs, mask = self.tables.observe(rows)
         with torch.no_grad():
-            logits = self.snapshots[index](torch.from_numpy(obs)) / self.args.temperature
-            logp = masked_log_probs(logits, torch.from_numpy(mask))
+            logp = self._policy_log_probs(self.snapshots[index](torch.from_numpy(obs)), torch.from_numpy(mask))
         return sample(logp).tolist()
+
+    def _policy_log_probs(self, logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The policy PPO samples and trains (learner and snapshots): the masked softmax at ``--temperature``."""
+        return masked_log_probs(logits / self.args.temperature, mask)
 
     def _teacher_actions(self, tables: Tables, rows: list[int]) -> list[int]:
         if self.teachers is None:
@@ -644,7 +647,7 @@ class Trainer:
             t1 = time.process_time()
             with torch.no_grad():
                 logits, value = self.net.logits_and_value(obs_t)
-                logp_all = masked_log_probs(logits / a.temperature, mask_t)
+                logp_all = self._policy_log_probs(logits, mask_t)
             t2 = time.process_time()
             if want_teacher:
                 teacher = torch.tensor(self._teacher_actions(self.tables, rows))
@@ -808,7 +811,7 @@ class Trainer:
             for start in range(0, size, a.minibatch_size):
                 mb = order[start : start + a.minibatch_size]
                 logits, value = self.net.logits_and_value(batch["obs"][mb])
-                logp_all = masked_log_probs(logits / a.temperature, batch["mask"][mb])
+                logp_all = self._policy_log_probs(logits, batch["mask"][mb])
                 newlogp = logp_all.gather(1, batch["action"][mb][:, None]).squeeze(1)
                 entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
                 v_loss = 0.5 * ((value - batch["ret"][mb]) ** 2).mean()
