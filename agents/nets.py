@@ -14,51 +14,20 @@ Two architectures are registered:
   per-square logits from a 1×1 convolution over the board features, conditioned on the trunk.
 * ``"mlp_ac"`` — a plain MLP (fallback for games whose board is not worth a convolution).
 
-:data:`BOARD_LAYOUTS` says, per game, where the board is in the flat observation and which action
-ranges are squares; :func:`default_arch` picks the architecture and its keyword arguments for a
-game so the trainer and the tests agree.
+Each game declares where its board is in the flat observation and which action ranges are
+squares (``Game.board_layout``); :func:`default_arch` picks the architecture and its keyword
+arguments for a configured game from it, so the trainer and the tests agree.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
 from torch import nn
 
 from agents.policy_io import register_architecture
-
-#: Where each game's board sits in its flat observation (see each env module's docstring):
-#: ``layout`` "planes" is plane-major (``obs[c * H * W + square]``), "squares" square-major
-#: (``obs[square * C + c]``); ``square_heads`` lists ``(first_action, count)`` ranges whose action
-#: ``first_action + square`` is about that square (count must equal H * W).
-BOARD_LAYOUTS: dict[str, dict[str, Any]] = {
-    "sequence_v0": {
-        "channels": 6,
-        "height": 10,
-        "width": 10,
-        "layout": "planes",
-        "circular": False,
-        "square_heads": [[0, 100], [100, 100], [200, 100]],
-    },
-    "pans_trial_v0": {
-        "channels": 13,
-        "height": 6,
-        "width": 6,
-        "layout": "squares",
-        "circular": True,
-        "square_heads": [[40, 36], [76, 36], [112, 36]],
-    },
-    "dojo_v0": {
-        "channels": 25,
-        "height": 16,
-        "width": 16,
-        "layout": "planes",
-        "circular": False,
-        "square_heads": [],
-    },
-}
-
 
 def _init(layer: nn.Module, gain: float = 2**0.5) -> nn.Module:
     """Orthogonal weights and zero biases (the CleanRL PPO initialisation)."""
@@ -201,10 +170,9 @@ register_architecture("mlp_ac", build_mlp_ac)
 register_architecture("board_conv", build_board_conv)
 
 
-def default_arch(
-    game_name: str, obs_dim: int, num_actions: int, kind: str = "auto", **overrides: Any
-) -> tuple[str, dict[str, Any]]:
-    """``(arch, arch_kwargs)`` for a game: ``board_conv`` where a board layout is known, else ``mlp_ac``.
+def default_arch(game: Any, kind: str = "auto", **overrides: Any) -> tuple[str, dict[str, Any]]:
+    """``(arch, arch_kwargs)`` for a configured game (an ``envs.core.Game``): ``board_conv`` where
+    the game declares a ``board_layout``, else ``mlp_ac``.
 
     ``kind`` is "auto", "board_conv" or "mlp_ac"; ``overrides`` replace keyword arguments
     (``conv_channels``, ``conv_layers``, ``hidden``, ``summary_channels``, ``first_kernel`` for the conv net;
@@ -212,14 +180,17 @@ def default_arch(
     """
     if kind not in ("auto", "board_conv", "mlp_ac"):
         raise ValueError(f"network kind must be 'auto', 'board_conv' or 'mlp_ac', got {kind!r}")
-    if kind == "board_conv" and game_name not in BOARD_LAYOUTS:
-        raise ValueError(f"no board layout is known for {game_name}; known: {sorted(BOARD_LAYOUTS)}")
-    if kind == "mlp_ac" or (kind == "auto" and game_name not in BOARD_LAYOUTS):
+    layout = game.board_layout
+    obs_dim = int(math.prod(game.observation_shape))
+    num_actions = int(game.num_actions)
+    if kind == "board_conv" and layout is None:
+        raise ValueError(f"{game.name} declares no board layout, so it has no board_conv network; use mlp_ac")
+    if kind == "mlp_ac" or (kind == "auto" and layout is None):
         hidden = overrides.get("hidden", [256, 256])
         if isinstance(hidden, int):
             hidden = [hidden, hidden]
         return "mlp_ac", {"obs_dim": obs_dim, "num_actions": num_actions, "hidden": list(hidden)}
-    kwargs = {"obs_dim": obs_dim, "num_actions": num_actions, **BOARD_LAYOUTS[game_name]}
+    kwargs = {"obs_dim": obs_dim, "num_actions": num_actions, **layout}
     kwargs["square_heads"] = [list(h) for h in kwargs["square_heads"]]
     kwargs.update({"conv_channels": 32, "conv_layers": 2, "hidden": 256, "summary_channels": 4})
     if overrides.get("first_kernel") not in (None, 3):

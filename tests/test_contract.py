@@ -100,6 +100,19 @@ def test_spaces_identical_and_action_names_unique(name, family, config):
 
 
 @pytest.mark.parametrize("name,family,config", CASES)
+def test_declared_board_layout_fits_the_observation_and_actions(name, family, config):
+    game = envs.make_game(name, **config)
+    layout = game.board_layout
+    if layout is None:
+        pytest.skip(f"{name} declares no board")
+    assert set(layout) == {"channels", "height", "width", "layout", "circular", "square_heads"}
+    board = layout["channels"] * layout["height"] * layout["width"]
+    assert 0 < board < int(np.prod(game.observation_shape)) and layout["layout"] in ("planes", "squares")
+    for first, count in layout["square_heads"]:
+        assert count == layout["height"] * layout["width"] and 0 <= first <= game.num_actions - count
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
 def test_pettingzoo_api(name, family, config):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -12,7 +12,7 @@ import torch
 import agents
 from agents.checkpoint import PolicyAgent
 import envs
-from agents.nets import BOARD_LAYOUTS, default_arch
+from agents.nets import default_arch
 from agents.policy_io import ARCHITECTURES, load_policy
 from training import ppo
 
@@ -280,13 +280,24 @@ def test_masked_log_probs_match_a_reference():
     assert mask.repeat(200, 1).gather(1, samples[:, None]).all()  # never an illegal action
 
 
-@pytest.mark.parametrize("game", sorted(BOARD_LAYOUTS))
-def test_board_conv_reads_the_board_slice_and_routes_square_heads(game):
-    g = envs.make_game(game)
+#: Every game that declares a board, in configurations whose board or table sizes differ.
+BOARD_GAMES = [
+    ("sequence_v0", {}), ("sequence_v0", {"num_teams": 3}), ("pans_trial_v0", {}), ("dojo_v0", {}),
+    ("dojo_v0", {"num_players": 8}), ("wizard_arena_v0", {}), ("wizard_arena_v0", {"map_size": 10, "num_bots": 3}),
+]
+
+
+def test_every_game_that_declares_a_board_is_covered_by_the_list_above():
+    assert {name for name, _ in BOARD_GAMES} == {n for n in envs.NAMES if envs.make_game(n).board_layout is not None}
+
+
+@pytest.mark.parametrize(("game", "config"), BOARD_GAMES, ids=lambda v: str(v))
+def test_board_conv_reads_the_board_slice_and_routes_square_heads(game, config):
+    g = envs.make_game(game, **config)
     obs_dim = int(np.prod(g.observation_shape))
-    arch, kwargs = default_arch(game, obs_dim, g.num_actions, "board_conv")
+    arch, kwargs = default_arch(g, "board_conv")
     net = ARCHITECTURES[arch](**kwargs)
-    layout = BOARD_LAYOUTS[game]
+    layout = g.board_layout
     c, h, w = layout["channels"], layout["height"], layout["width"]
     # Value (channel 2, square 7) must land at channel 2, row 7 // w, column 7 % w.
     obs = torch.zeros(1, obs_dim)
@@ -295,6 +306,11 @@ def test_board_conv_reads_the_board_slice_and_routes_square_heads(game):
     board = net._board(obs)
     assert board.shape == (1, c, h, w)
     assert board[0, 2, 7 // w, 7 % w] == 1.0 and board.sum() == 1.0
+    # A real observation goes through, and auto picks the conv net for a game with a board.
+    state = g.new_initial_state(seed=3)
+    real = torch.as_tensor(g.observe(state, state.current_player())).reshape(1, -1)
+    assert net(real).shape == (1, g.num_actions)
+    assert default_arch(g)[0] == "board_conv" and default_arch(g, "mlp_ac")[0] == "mlp_ac"
     # With the heads' weights zeroed, each square action's logit is its head's bias.
     if layout["square_heads"]:
         with torch.no_grad():
@@ -309,10 +325,35 @@ def test_board_conv_reads_the_board_slice_and_routes_square_heads(game):
         assert (logits[:, others].abs() < 5).all()
 
 
+@pytest.mark.parametrize("config", [{}, {"map_size": 10, "num_bots": 3}], ids=["16x16", "10x10"])
+def test_wizard_arena_board_planes_put_each_bot_on_its_cell(config):
+    """The layout Wizard Arena declares matches its observation at every map size: the "self" plane
+    (channel 1) holds the seat's bot, the "other bots" plane (3) every other bot, on their cells."""
+    g = envs.make_game("wizard_arena_v0", **config)
+    net = ARCHITECTURES["board_conv"](**default_arch(g, "board_conv")[1])
+    state = g.new_initial_state(seed=11)
+    size = g.board_layout["height"]
+    for seat in range(g.num_players):
+        board = net._board(torch.as_tensor(g.observe(state, seat)).reshape(1, -1))[0]
+        here = state.pos[seat]
+        assert board[1].sum() == 1.0 and board[1, here // size, here % size] == 1.0
+        others = {state.pos[i] for i in range(g.num_players) if i != seat}
+        assert {int(r) * size + int(col) for r, col in torch.nonzero(board[3])} == others
+
+
+def test_a_game_without_a_board_has_no_board_conv():
+    class NoBoard:
+        name, board_layout, observation_shape, num_actions = "plain", None, (7,), 3
+
+    assert default_arch(NoBoard())[0] == "mlp_ac"
+    with pytest.raises(ValueError, match="declares no board layout"):
+        default_arch(NoBoard(), "board_conv")
+
+
 def test_board_conv_first_kernel_sees_a_line_of_five_and_bad_sizes_are_refused():
     g = envs.make_game("sequence_v0")
     obs_dim = int(np.prod(g.observation_shape))
-    arch, kwargs = default_arch("sequence_v0", obs_dim, g.num_actions, "board_conv", first_kernel=5, conv_layers=1)
+    arch, kwargs = default_arch(g, "board_conv", first_kernel=5, conv_layers=1)
     assert kwargs["first_kernel"] == 5
     net = ARCHITECTURES[arch](**kwargs)
     assert net.convs[0].kernel_size == (5, 5) and net.convs[0].padding == (2, 2)
@@ -324,7 +365,7 @@ def test_board_conv_first_kernel_sees_a_line_of_five_and_bad_sizes_are_refused()
         a = net.convs(net._board(base))[0, :, 4, 5]
         b = net.convs(net._board(moved))[0, :, 4, 5]
     assert not torch.allclose(a, b)
-    assert default_arch("sequence_v0", obs_dim, g.num_actions, "board_conv")[1].get("first_kernel", 3) == 3
+    assert default_arch(g, "board_conv")[1].get("first_kernel", 3) == 3
     for bad in (4, 9):
         with pytest.raises(ValueError, match="first_kernel must be 3, 5 or 7"):
             ARCHITECTURES[arch](**{**kwargs, "first_kernel": bad})

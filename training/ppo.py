@@ -115,7 +115,7 @@ class Args:
     max_grad_norm: float = 0.5
     """gradient norm clip"""
     net: str = "auto"
-    """network: auto (board_conv where the board layout is known, else mlp_ac), board_conv or mlp_ac"""
+    """network: auto (board_conv where the game declares a board_layout, else mlp_ac), board_conv or mlp_ac"""
     conv_channels: int = 16
     """board_conv: channels of each convolution"""
     conv_layers: int = 2
@@ -477,11 +477,8 @@ class Trainer:
         self.run_dir = pathlib.Path(args.run_dir or f"runs/ppo/{args.game}-{args.name}")
         self.obs_shape = tuple(self.game.observation_shape)
         self.num_actions = self.game.num_actions
-        obs_dim = int(np.prod(self.obs_shape))
         self.arch, self.arch_kwargs = default_arch(
-            args.game,
-            obs_dim,
-            self.num_actions,
+            self.game,
             args.net,
             conv_channels=args.conv_channels,
             conv_layers=args.conv_layers,

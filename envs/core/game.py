@@ -67,6 +67,13 @@ class Game(abc.ABC):
     #: Whether a seat's observation leaves out something another seat or the deck knows (hands, deck
     #: order); the generic tests then prove that changing the hidden part leaves it unchanged.
     hidden_information: ClassVar[bool] = True
+    #: Where the board sits in the flat observation, for networks that convolve over it (None: no
+    #: board there). Keys: ``channels``, ``height``, ``width``; ``layout`` "planes" (plane-major,
+    #: ``obs[c * H * W + square]``) or "squares" (square-major, ``obs[square * C + c]``); ``circular``
+    #: (the board is a torus); ``square_heads``, the ``[first_action, count]`` ranges whose action
+    #: ``first_action + square`` is about that square (count equals H * W). A game whose board size
+    #: depends on its config sets it per instance in ``__init__``.
+    board_layout: ClassVar[dict[str, Any] | None] = None
     #: Named configurations (keyword dicts) that the generic tests, golden files and tools cover.
     config_families: ClassVar[dict[str, dict[str, Any]]] = {"default": {}}
     #: Configurations timed by ``python -m benchmarks.run`` (label -> keywords).

@@ -142,6 +142,10 @@ class PansTrialGame(Game):
     version = 0
     reward_range = (-1.0, 1.0)
     default_max_cycles = 500
+    board_layout = {
+        "channels": 13, "height": 6, "width": 6, "layout": "squares", "circular": True,
+        "square_heads": [[40, 36], [76, 36], [112, 36]],
+    }
     config_families = {
         "default": {},
         "no-draft": {"draft": False},

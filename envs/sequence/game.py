@@ -57,6 +57,10 @@ class SequenceGame(Game):
     version = 0
     reward_range = (-1.0, 1.0)
     default_max_cycles = 500
+    board_layout = {
+        "channels": 6, "height": 10, "width": 10, "layout": "planes", "circular": False,
+        "square_heads": [[0, 100], [100, 100], [200, 100]],
+    }
     config_families = {
         "2p": {},
         "2x2": {"players_per_team": 2},

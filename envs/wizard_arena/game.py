@@ -93,6 +93,11 @@ class WizardArenaGame(Game):
         self.size = cfg["map_size"]
         w = 2 * LOCAL_RADIUS + 1
         self.global_len = len(CHANNELS) * self.size * self.size
+        # The global planes open the observation; the local window and the tables follow.
+        self.board_layout = {
+            "channels": len(CHANNELS), "height": self.size, "width": self.size, "layout": "planes",
+            "circular": False, "square_heads": [],
+        }
         self.local_len = len(CHANNELS) * w * w
         self.table_offset = self.global_len + self.local_len + len(OWN_FEATURES)
         #: values per bot in the table: the named features, then the one-hot of its leader's row
