@@ -34,6 +34,10 @@ TABLE_FEATURES = (
     "alive", "hp", "max_hp", "strength", "score", "acts (solo or leader)", "in a party",
     "same side as me", "party size", "row", "col", "asks me to ally", "side strength", "place in line",
 )
+#: With ``seat_order_features`` (the default) each row has one more named feature, after these: 1 when
+#: the bot's seat comes before the observer's. The rules break ties by the lower seat (who leads a new
+#: party, which side acts first), so a seat cannot read its own chances without it.
+SEAT_FEATURE = "seat before mine"
 STRENGTH_SCALE = 100.0  # tenths: 10.0 strength reads as 1
 SIDE_STRENGTH_SCALE = 400.0
 #: Score s reads as 0.5 + s / (2·(|s| + SCORE_HALF)): 0 → 0.5, ±20 → 0.75/0.25, 60 → 0.875; never
@@ -83,7 +87,7 @@ class WizardArenaGame(Game):
     observation_high = 1.0
 
     KEYWORDS = ("num_bots", "health", "map_size", "terrain_density", "initial_strength", "gary_strength",
-                "gary_roams")
+                "gary_roams", "seat_order_features")
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
@@ -101,7 +105,9 @@ class WizardArenaGame(Game):
         self.local_len = len(CHANNELS) * w * w
         self.table_offset = self.global_len + self.local_len + len(OWN_FEATURES)
         #: values per bot in the table: the named features, then the one-hot of its leader's row
-        self.row_len = len(TABLE_FEATURES) + self.num_players
+        #: the named features of each table row (``SEAT_FEATURE`` last when ``seat_order_features``)
+        self.table_features = TABLE_FEATURES + ((SEAT_FEATURE,) if cfg["seat_order_features"] else ())
+        self.row_len = len(self.table_features) + self.num_players
         self.observation_shape = (self.table_offset + self.num_players * self.row_len,)
         #: The default cap in actions that the observation's "time left" counts down to; an
         #: environment tells each state its own (``ArenaState.set_step_limit``, from ``max_cycles``).
@@ -144,6 +150,10 @@ class WizardArenaGame(Game):
         if not isinstance(roams, bool):
             raise self.config_error("gary_roams", roams, "True or False")
         out["gary_roams"] = roams
+        seat_order = config.get("seat_order_features", True)
+        if not isinstance(seat_order, bool):
+            raise self.config_error("seat_order_features", seat_order, "True or False")
+        out["seat_order_features"] = seat_order
         free = out["map_size"] ** 2 * (1.0 - out["terrain_density"])
         if free < 4 * out["num_bots"] + 4:
             raise self.config_error(
@@ -320,10 +330,13 @@ class WizardArenaGame(Game):
         table = seat_rows[player * k:(player + n) * k]  # seat order rotated: the observer first
         plane, local = self._plane_offsets, self._local_offsets
         marks = []
-        lead_at = len(TABLE_FEATURES)
+        lead_at = len(self.table_features)
+        seat_at = len(TABLE_FEATURES) if lead_at > len(TABLE_FEATURES) else -1
         for j, i in enumerate(self._orders[player]):
             if alive[i]:
                 table[j * k + lead_at + (lo[i] - player) % n] = 1.0
+            if seat_at >= 0 and i < player:
+                table[j * k + seat_at] = 1.0
             if lo[i] == my_side:
                 table[j * k + 7] = 1.0
                 ch = (1 if i == player else 2) if alive[i] else 4
@@ -355,6 +368,7 @@ class WizardArenaGame(Game):
         rows = []
         own_blocks = []
         zeros = bytes(4 * n)  # the leader one-hot, written per observer
+        seat_slot = (0.0,) * (len(self.table_features) - len(TABLE_FEATURES))  # written per observer
         for i in range(n):
             lead = lo[i]
             line = lines[i]
@@ -363,7 +377,7 @@ class WizardArenaGame(Game):
             score_v = score_feature(score[i])
             rows.append(array.array("f", (
                 float(alive[i]), hp_v, max_v, st_v, score_v, float(alive[i] and lead == i), float(line is not None),
-                0.0, size[i], 0.0, 0.0, 0.0, side[i], place[i],
+                0.0, size[i], 0.0, 0.0, 0.0, side[i], place[i], *seat_slot,
             )).tobytes())
             rows.append(zeros)
             # Row, col, Gary's place and the phase are written by ``observe``.

@@ -11,10 +11,12 @@ import numpy as np
 import pytest
 from test_wizard_arena_rules import act, build, cell  # the scenario helpers
 
-from envs.core import IllegalActionError, StateError
+from envs.core import ConfigError, IllegalActionError, StateError
 from envs.wizard_arena.game import (
     OWN_FEATURES,
+    SEAT_FEATURE,
     TABLE_FEATURES,
+    WizardArenaGame,
     score_feature,
 )
 from envs.wizard_arena.rules import (
@@ -332,6 +334,33 @@ def test_clones_carry_the_counters():
                                                                        s.no_progress_limit)
 
 
+def test_the_table_says_whose_seat_comes_first_since_ties_of_leadership_go_to_the_lower_seat():
+    """Bots 1 and 3 stand side by side with equal strength and score: bot 1 would lead their party
+    (the lower seat). Each sees that in its table; with ``seat_order_features=False`` the row is
+    the first release's, one value shorter."""
+    s = build("""
+    0.....
+    ......
+    ..13..
+    ......
+    ......
+    @....2
+    """, 4)
+    game = s.game
+    seat_at = game.table_features.index(SEAT_FEATURE)
+    assert seat_at == len(TABLE_FEATURES) and game.row_len == len(TABLE_FEATURES) + 1 + 4
+    for me in range(4):
+        obs = game.observe(s, me)
+        for row in range(4):
+            other = (me + row) % 4
+            assert table_row(game, obs, row)[seat_at] == (1.0 if other < me else 0.0), (me, other)
+    old = WizardArenaGame(num_bots=4, map_size=6, seat_order_features=False)
+    assert old.table_features == TABLE_FEATURES and old.row_len == len(TABLE_FEATURES) + 4
+    assert old.observation_shape[0] == game.observation_shape[0] - 4
+    with pytest.raises(ConfigError, match="seat_order_features"):
+        WizardArenaGame(seat_order_features="yes")
+
+
 # ---------------------------------------------------------------------------------------------
 # Observation: uncapped score, time left, party structure
 def table_row(game, obs, row):
@@ -407,7 +436,7 @@ def test_the_table_names_every_bots_leader_and_place_in_line():
     """, 6, parties=[[0, 1, 2], [4, 3, 5]])
     game = s.game
     obs = game.observe(s, 1)  # rows: 1, 2, 3, 4, 5, 0
-    k = len(TABLE_FEATURES)
+    k = len(game.table_features)
     place = TABLE_FEATURES.index("place in line")
     rows = {seat: table_row(game, obs, (seat - 1) % 6) for seat in range(6)}
     for seat, lead, idx in ((0, 0, 0), (1, 0, 1), (2, 0, 2), (4, 4, 0), (3, 4, 1), (5, 4, 2)):
