@@ -87,7 +87,10 @@ Config keywords
 Versions
 --------
 * v0: first release. Later added without a version bump, behind a config keyword so that
-  earlier checkpoints keep their observation: ``seat_order_features`` (on by default).
+  earlier checkpoints keep their observation: ``seat_order_features`` (on by default). The rules
+  did not change, but a saved state or game record names its full config, so one written before
+  the keyword existed is refused with the differing key named; adding ``"seat_order_features": true``
+  to its config loads it unchanged.
 """
 
 from envs.core.env import make_env_factories
