@@ -52,14 +52,15 @@ next 21                    own stats: alive, HP/(2·health), max HP/(2·health),
                            strength/40, phase one-hot (move, ally, gary, reward), time left (share of
                            the env's step cap still to go), quiet time left (share of the no-progress
                            rounds still to go)
-next ``n·(15 + n)``        every bot, starting with the seat itself then seat order: alive, HP, max HP,
+next ``n·(16 + n)``        every bot, starting with the seat itself then seat order: alive, HP, max HP,
                            strength, score, acts (solo or leader), in a party, same side as me, party
                            size/n, row, col, is asking me to ally now, its side's total strength,
                            place in its line/(n−1), its seat comes before mine (ties of leadership
-                           and the order of battles go to the lower seat); then n values: one-hot of
-                           the table row of its leader (a living solo or leader: its own row; the
-                           dead: none). With ``seat_order_features=False`` rows have ``14 + n``
-                           values (no seat feature)
+                           and the order of battles go to the lower seat), it and I are a declined
+                           pair (not asked to ally again until we have stood apart); then n values:
+                           one-hot of the table row of its leader (a living solo or leader: its own
+                           row; the dead: none). With ``observation_version=1`` rows have ``14 + n``
+                           values (neither the seat nor the declined feature)
 =========================  ========================================================================
 
 Strength and HP above their scale are capped at 1. Nothing is hidden but the random generator:
@@ -77,9 +78,9 @@ Config keywords
 ``initial_strength``  1.0      every bot's starting strength (multiple of 0.1)
 ``gary_strength``     3.0      Gary's strength (multiple of 0.1)
 ``gary_roams``        False    True: Gary takes one random step each round
-``seat_order_features``  True  False: the bots table without the "seat comes before mine" feature
-                               (the observation the first policies were trained on, kept so that
-                               ``wizard_arena_v0/ppo-v1`` still loads)
+``observation_version`` 2     1: the first release's observation, without the seat and declined
+                               features of the bots table (kept so that ``wizard_arena_v0/ppo-v1``,
+                               trained on it, still loads)
 ``max_cycles``        400      (env keyword) truncation cap in cycles of n actions
 ``render_mode``       None     "ansi", "rgb_array" or "human"
 ====================  =======  =========================================================================
@@ -87,10 +88,10 @@ Config keywords
 Versions
 --------
 * v0: first release. Later added without a version bump, behind a config keyword so that
-  earlier checkpoints keep their observation: ``seat_order_features`` (on by default). The rules
-  did not change, but a saved state or game record names its full config, so one written before
-  the keyword existed is refused with the differing key named; adding ``"seat_order_features": true``
-  to its config loads it unchanged.
+  earlier checkpoints keep their observation: ``observation_version`` 2 (the default; 1 is the
+  first release's). The rules did not change, but a saved state or game record names its full
+  config, so one written before the keyword existed is refused with the differing key named; adding
+  ``"observation_version": 2`` to its config loads it unchanged.
 """
 
 from envs.core.env import make_env_factories

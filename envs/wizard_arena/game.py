@@ -34,10 +34,13 @@ TABLE_FEATURES = (
     "alive", "hp", "max_hp", "strength", "score", "acts (solo or leader)", "in a party",
     "same side as me", "party size", "row", "col", "asks me to ally", "side strength", "place in line",
 )
-#: With ``seat_order_features`` (the default) each row has one more named feature, after these: 1 when
-#: the bot's seat comes before the observer's. The rules break ties by the lower seat (who leads a new
-#: party, which side acts first), so a seat cannot read its own chances without it.
-SEAT_FEATURE = "seat before mine"
+#: Named features that ``observation_version`` 2 (the default) adds after ``TABLE_FEATURES`` in every
+#: row: 1 when the bot's seat comes before the observer's (the rules break ties by the lower seat: who
+#: leads a new party, which side acts first), and 1 when the bot and the observer are a declined pair
+#: (two solos side by side that are not asked to ally again until they have stood apart). Version 1,
+#: the first release's observation, had neither, so a seat could not tell either rule's outcome.
+EXTRA_TABLE_FEATURES = ("seat before mine", "declined me")
+OBSERVATION_VERSIONS = (1, 2)
 STRENGTH_SCALE = 100.0  # tenths: 10.0 strength reads as 1
 SIDE_STRENGTH_SCALE = 400.0
 #: Score s reads as 0.5 + s / (2·(|s| + SCORE_HALF)): 0 → 0.5, ±20 → 0.75/0.25, 60 → 0.875; never
@@ -87,7 +90,7 @@ class WizardArenaGame(Game):
     observation_high = 1.0
 
     KEYWORDS = ("num_bots", "health", "map_size", "terrain_density", "initial_strength", "gary_strength",
-                "gary_roams", "seat_order_features")
+                "gary_roams", "observation_version")
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
@@ -105,8 +108,8 @@ class WizardArenaGame(Game):
         self.local_len = len(CHANNELS) * w * w
         self.table_offset = self.global_len + self.local_len + len(OWN_FEATURES)
         #: values per bot in the table: the named features, then the one-hot of its leader's row
-        #: the named features of each table row (``SEAT_FEATURE`` last when ``seat_order_features``)
-        self.table_features = TABLE_FEATURES + ((SEAT_FEATURE,) if cfg["seat_order_features"] else ())
+        #: the named features of each table row (``EXTRA_TABLE_FEATURES`` last from observation version 2)
+        self.table_features = TABLE_FEATURES + (EXTRA_TABLE_FEATURES if cfg["observation_version"] >= 2 else ())
         self.row_len = len(self.table_features) + self.num_players
         self.observation_shape = (self.table_offset + self.num_players * self.row_len,)
         #: The default cap in actions that the observation's "time left" counts down to; an
@@ -132,6 +135,8 @@ class WizardArenaGame(Game):
         own = self.own_offset
         self._phase_feature = {MOVE: own + 15, ALLY: own + 16, GARY: own + 17, REWARD: own + 18}
         self._time_left_at = own + OWN_FEATURES.index("time left")
+        #: where "declined me" sits in a table row (-1: not in this observation version)
+        self._declined_at = self.table_features.index("declined me") if "declined me" in self.table_features else -1
         self._template_key = f"observation template, length {self.observation_shape[0]}"
 
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
@@ -150,10 +155,10 @@ class WizardArenaGame(Game):
         if not isinstance(roams, bool):
             raise self.config_error("gary_roams", roams, "True or False")
         out["gary_roams"] = roams
-        seat_order = config.get("seat_order_features", True)
-        if not isinstance(seat_order, bool):
-            raise self.config_error("seat_order_features", seat_order, "True or False")
-        out["seat_order_features"] = seat_order
+        version = config.get("observation_version", OBSERVATION_VERSIONS[-1])
+        if isinstance(version, bool) or version not in OBSERVATION_VERSIONS:
+            raise self.config_error("observation_version", version, f"one of {list(OBSERVATION_VERSIONS)}")
+        out["observation_version"] = int(version)
         free = out["map_size"] ** 2 * (1.0 - out["terrain_density"])
         if free < 4 * out["num_bots"] + 4:
             raise self.config_error(
@@ -279,6 +284,11 @@ class WizardArenaGame(Game):
             ally = state.ally
             partner = ally[1] if ally[0] == player else ally[0]
             a[offset + (partner - player) % n * self.row_len + 11] = 1.0  # asks me to ally
+        if self._declined_at >= 0:
+            for pair in state.declined:
+                if player in pair:
+                    other = pair[1] if pair[0] == player else pair[0]
+                    a[offset + (other - player) % n * self.row_len + self._declined_at] = 1.0
         # Gary on his plane and in the own stats, with the seat's own place and the phase.
         gary = state.gary
         a[plane[5] + gary] = 1.0

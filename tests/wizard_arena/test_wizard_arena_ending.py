@@ -12,9 +12,10 @@ import pytest
 from test_wizard_arena_rules import act, build, cell  # the scenario helpers
 
 from envs.core import ConfigError, IllegalActionError, StateError
+from envs.wizard_arena.map import DIRECTION_NAMES
 from envs.wizard_arena.game import (
+    EXTRA_TABLE_FEATURES,
     OWN_FEATURES,
-    SEAT_FEATURE,
     TABLE_FEATURES,
     WizardArenaGame,
     score_feature,
@@ -336,8 +337,8 @@ def test_clones_carry_the_counters():
 
 def test_the_table_says_whose_seat_comes_first_since_ties_of_leadership_go_to_the_lower_seat():
     """Bots 1 and 3 stand side by side with equal strength and score: bot 1 would lead their party
-    (the lower seat). Each sees that in its table; with ``seat_order_features=False`` the row is
-    the first release's, one value shorter."""
+    (the lower seat). Each sees that in its table; ``observation_version=1`` (the first release's
+    rows) has neither extra feature."""
     s = build("""
     0.....
     ......
@@ -347,18 +348,49 @@ def test_the_table_says_whose_seat_comes_first_since_ties_of_leadership_go_to_th
     @....2
     """, 4)
     game = s.game
-    seat_at = game.table_features.index(SEAT_FEATURE)
-    assert seat_at == len(TABLE_FEATURES) and game.row_len == len(TABLE_FEATURES) + 1 + 4
+    seat_at = game.table_features.index("seat before mine")
+    assert game.table_features == TABLE_FEATURES + EXTRA_TABLE_FEATURES
+    assert game.row_len == len(TABLE_FEATURES) + 2 + 4
     for me in range(4):
         obs = game.observe(s, me)
         for row in range(4):
             other = (me + row) % 4
             assert table_row(game, obs, row)[seat_at] == (1.0 if other < me else 0.0), (me, other)
-    old = WizardArenaGame(num_bots=4, map_size=6, seat_order_features=False)
+    old = WizardArenaGame(num_bots=4, map_size=6, observation_version=1)
     assert old.table_features == TABLE_FEATURES and old.row_len == len(TABLE_FEATURES) + 4
-    assert old.observation_shape[0] == game.observation_shape[0] - 4
-    with pytest.raises(ConfigError, match="seat_order_features"):
-        WizardArenaGame(seat_order_features="yes")
+    assert old.observation_shape[0] == game.observation_shape[0] - 2 * 4
+    for bad in (0, 3, True, "2"):
+        with pytest.raises(ConfigError, match="observation_version"):
+            WizardArenaGame(observation_version=bad)
+
+
+def test_the_table_marks_a_declined_pair_until_the_two_stand_apart():
+    """Bot 0 asks bot 1 (next to it) and bot 1 declines: both see the other as "declined me" while
+    they stay side by side; once bot 1 has stepped away the mark is gone (they may ask again)."""
+    s = build("""
+    01....
+    ......
+    ......
+    ......
+    ......
+    @....2
+    """, 3)
+    game = s.game
+    at = game.table_features.index("declined me")
+
+    def declined_rows(me):
+        obs = game.observe(s, me)
+        return [row for row in range(3) if table_row(game, obs, row)[at] == 1.0]
+
+    act(s, STAY)  # bot 0 stays next to bot 1: the two solos are asked to ally
+    assert s.phase == ALLY and declined_rows(0) == declined_rows(1) == []
+    act(s, ALLY_ACCEPT, ALLY_DECLINE)
+    assert s.declined == [(0, 1)]
+    assert declined_rows(0) == [1] and declined_rows(1) == [2] and declined_rows(2) == []
+    while s.current_player() != 1:
+        act(s, STAY)
+    act(s, DIRECTION_NAMES.index("SE"))  # bot 1 steps away (distance 2 from bot 0)
+    assert declined_rows(0) == declined_rows(1) == []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -117,8 +117,9 @@ def reference(game, state, me):
             cap(side_strength(i) / 10 / 40),
             line.index(i) / (n - 1) if line else 0.0,
         ]
-        if game.config["seat_order_features"]:
+        if game.config["observation_version"] >= 2:
             table.append(1.0 if i < me else 0.0)  # its seat comes before mine
+            table.append(1.0 if (min(i, me), max(i, me)) in state.declined else 0.0)  # a declined pair
         # one-hot of the table row of its leader (the living only)
         leader_row = [0.0] * n
         if state.alive[i]:
@@ -144,7 +145,7 @@ CONFIGS = [
     {"health": 0, "gary_roams": True},
     {"num_bots": 5, "map_size": 6, "terrain_density": 0.0, "health": 3},
     {"num_bots": 4, "map_size": 9, "terrain_density": 0.4, "initial_strength": 12.0},
-    {"num_bots": 5, "seat_order_features": False},
+    {"num_bots": 5, "observation_version": 1},
 ]
 
 
