@@ -10,7 +10,8 @@ Who acts            only living solo bots and party leaders (round-robin in seat
                     to ally decides out of turn; followers and the dead are never selected
 Action space        ``Discrete(16)``
 Observation         ``{"observation": Box(0, 1, (L,), float32), "action_mask": Box(0, 1, (16,), int8)}``
-                    with L = 6·S² + 294 + 21 + n·(14 + n) (S = ``map_size``); 1971 for the defaults
+                    with L = 6·S² + 294 + 21 + n·(16 + n) (S = ``map_size``); 1983 for the defaults
+                    (``observation_version=1``: n·(14 + n), 1971)
 Rewards             at the end only, for every seat, dead or alive: 1 − 2·(rank − 1)/(n − 1) from the
                     ranking by score then strength (equal bots share the mean of their ranks); the
                     rewards lie in [−1, 1] and sum to zero. Truncation hands out the same ranking reward.
