@@ -75,7 +75,7 @@ class DojoGame(Game):
     version = 0
     reward_range = (-1.0, 1.0)
     default_max_cycles = 1000
-    board_layout = {"channels": 25, "height": 16, "width": 16, "layout": "planes", "circular": False, "square_heads": []}
+    board_layout = {"channels": PLANES, "height": SIZE, "width": SIZE, "layout": "planes", "circular": False, "square_heads": []}
     config_families = {
         "2p": {"num_players": 2},
         "4p": {"num_players": 4},

@@ -142,9 +142,10 @@ class PansTrialGame(Game):
     version = 0
     reward_range = (-1.0, 1.0)
     default_max_cycles = 500
-    board_layout = {
-        "channels": 13, "height": 6, "width": 6, "layout": "squares", "circular": True,
-        "square_heads": [[40, 36], [76, 36], [112, 36]],
+    board_layout = {  # the ballista's landing square, then the two placement holes
+        "channels": NB, "height": R.SIZE, "width": R.SIZE, "layout": "squares", "circular": True,
+        "square_heads": [[R.A_TARGET, R.NUM_SQUARES], [R.A_PLACE, R.NUM_SQUARES],
+                         [R.A_PLACE + R.NUM_SQUARES, R.NUM_SQUARES]],
     }
     config_families = {
         "default": {},

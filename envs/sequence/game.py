@@ -21,6 +21,9 @@ from envs.sequence.rules import (
     EMPTY,
     NUM_ACTIONS,
     NUM_SQUARES,
+    PLACE,
+    REMOVE,
+    WILD,
     SequenceState,
     action_name,
     hand_size,
@@ -58,8 +61,8 @@ class SequenceGame(Game):
     reward_range = (-1.0, 1.0)
     default_max_cycles = 500
     board_layout = {
-        "channels": 6, "height": 10, "width": 10, "layout": "planes", "circular": False,
-        "square_heads": [[0, 100], [100, 100], [200, 100]],
+        "channels": len(BOARD_PLANES), "height": SIZE, "width": SIZE, "layout": "planes", "circular": False,
+        "square_heads": [[PLACE, NUM_SQUARES], [WILD, NUM_SQUARES], [REMOVE, NUM_SQUARES]],
     }
     config_families = {
         "2p": {},
