@@ -107,8 +107,8 @@ class WizardArenaGame(Game):
         }
         self.local_len = len(CHANNELS) * w * w
         self.table_offset = self.global_len + self.local_len + len(OWN_FEATURES)
-        #: values per bot in the table: the named features, then the one-hot of its leader's row
-        #: the named features of each table row (``EXTRA_TABLE_FEATURES`` last from observation version 2)
+        #: values per bot in the table: the named features (``EXTRA_TABLE_FEATURES`` last from observation
+        #: version 2), then the one-hot of its leader's row
         self.table_features = TABLE_FEATURES + (EXTRA_TABLE_FEATURES if cfg["observation_version"] >= 2 else ())
         self.row_len = len(self.table_features) + self.num_players
         self.observation_shape = (self.table_offset + self.num_players * self.row_len,)
@@ -135,8 +135,10 @@ class WizardArenaGame(Game):
         own = self.own_offset
         self._phase_feature = {MOVE: own + 15, ALLY: own + 16, GARY: own + 17, REWARD: own + 18}
         self._time_left_at = own + OWN_FEATURES.index("time left")
-        #: where "declined me" sits in a table row (-1: not in this observation version)
-        self._declined_at = self.table_features.index("declined me") if "declined me" in self.table_features else -1
+        #: where "seat before mine" and "declined me" sit in a table row (-1: not in this observation version)
+        self._seat_at, self._declined_at = (
+            self.table_features.index(name) if name in self.table_features else -1 for name in EXTRA_TABLE_FEATURES
+        )
         self._template_key = f"observation template, length {self.observation_shape[0]}"
 
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
@@ -341,7 +343,7 @@ class WizardArenaGame(Game):
         plane, local = self._plane_offsets, self._local_offsets
         marks = []
         lead_at = len(self.table_features)
-        seat_at = len(TABLE_FEATURES) if lead_at > len(TABLE_FEATURES) else -1
+        seat_at = self._seat_at
         for j, i in enumerate(self._orders[player]):
             if alive[i]:
                 table[j * k + lead_at + (lo[i] - player) % n] = 1.0
@@ -378,7 +380,8 @@ class WizardArenaGame(Game):
         rows = []
         own_blocks = []
         zeros = bytes(4 * n)  # the leader one-hot, written per observer
-        seat_slot = (0.0,) * (len(self.table_features) - len(TABLE_FEATURES))  # written per observer
+        # the extra features depend on the observer: the seat one is written per observer, the declined one by ``observe``
+        extra = (0.0,) * (len(self.table_features) - len(TABLE_FEATURES))
         for i in range(n):
             lead = lo[i]
             line = lines[i]
@@ -387,7 +390,7 @@ class WizardArenaGame(Game):
             score_v = score_feature(score[i])
             rows.append(array.array("f", (
                 float(alive[i]), hp_v, max_v, st_v, score_v, float(alive[i] and lead == i), float(line is not None),
-                0.0, size[i], 0.0, 0.0, 0.0, side[i], place[i], *seat_slot,
+                0.0, size[i], 0.0, 0.0, 0.0, side[i], place[i], *extra,
             )).tobytes())
             rows.append(zeros)
             # Row, col, Gary's place and the phase are written by ``observe``.
