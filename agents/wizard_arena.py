@@ -37,7 +37,7 @@ import numpy as np
 from agents.base import Agent
 from agents.registry import register
 from envs.core.game import Game
-from envs.wizard_arena.map import DIRECTIONS
+from envs.wizard_arena.map import DIRECTIONS, spread
 from envs.wizard_arena.rules import (
     ALLY_ACCEPT, ALLY_DECLINE, CHALLENGE, NO_CHALLENGE, REWARD_HEALTH, REWARD_SCORE, REWARD_STRENGTH, STAY,
 )
@@ -49,30 +49,6 @@ GAME = "wizard_arena_v0"
 PLAN_WEIGHT = 2.0
 
 _DISTANCES: dict[tuple[str, ...], dict[int, list[int]]] = {}
-
-
-def spread(size: int, open_cells: list[bool], sources: list[int]) -> list[int]:
-    """Steps (8 neighbours) from the nearest of ``sources`` to every cell, walking only on
-    ``open_cells``; cells it cannot reach get ``4 · size²``."""
-    far = 4 * size * size
-    dist = [far] * (size * size)
-    for cell in sources:
-        dist[cell] = 0
-    frontier = list(sources)
-    while frontier:
-        nxt = []
-        for cell in frontier:
-            r, c = divmod(cell, size)
-            d = dist[cell] + 1
-            for dr, dc in DIRECTIONS:
-                rr, cc = r + dr, c + dc
-                if 0 <= rr < size and 0 <= cc < size:
-                    other = rr * size + cc
-                    if open_cells[other] and dist[other] > d:
-                        dist[other] = d
-                        nxt.append(other)
-        frontier = nxt
-    return dist
 
 
 def walking_distances(terrain: list[str], source: int) -> list[int]:

@@ -11,7 +11,8 @@ Who acts            only living solo bots and party leaders (round-robin in seat
 Action space        ``Discrete(16)``
 Observation         ``{"observation": Box(0, 1, (L,), float32), "action_mask": Box(0, 1, (16,), int8)}``
                     with L = 6·S² + 294 + 21 + n·(16 + n) (S = ``map_size``); 1983 for the defaults
-                    (``observation_version=1``: n·(14 + n), 1971)
+                    (``observation_version=1``: n·(14 + n), 1971; ``observation_version=3``:
+                    n·(26 + n) + 10, 2053)
 Rewards             at the end only, for every seat, dead or alive: 1 − 2·(rank − 1)/(n − 1) from the
                     ranking by score then strength (equal bots share the mean of their ranks); the
                     rewards lie in [−1, 1] and sum to zero. Truncation hands out the same ranking reward.
@@ -62,6 +63,13 @@ next ``n·(16 + n)``        every bot, starting with the seat itself then seat o
                            one-hot of the table row of its leader (a living solo or leader: its own
                            row; the dead: none). With ``observation_version=1`` rows have ``14 + n``
                            values (neither the seat nor the declined feature)
+version 3 only             each table row has 10 more values before the leader one-hot (``26 + n`` in
+                           all): the walking distance from the seat's bot to that bot round the
+                           terrain (8 neighbours, bots ignored) over 2·S, capped at 1 (1 = cannot be
+                           reached), then for each move choice in action order (N … NW, stay) 1 if it
+                           leaves the bot nearer, 0.5 as near, 0 farther or blocked (obstacle, off the
+                           map, unreachable); all 10 are 0 on the seat's own row, for the dead, and
+                           when the seat's bot is dead. After the table, 10 more: the same block for Gary
 =========================  ========================================================================
 
 Strength and HP above their scale are capped at 1. Nothing is hidden but the random generator:
@@ -81,7 +89,7 @@ Config keywords
 ``gary_roams``        False    True: Gary takes one random step each round
 ``observation_version`` 2     1: the first release's observation, without the seat and declined
                                features of the bots table (kept so that ``wizard_arena_v0/ppo-v1``,
-                               trained on it, still loads)
+                               trained on it, still loads); 3: adds the walking blocks (above)
 ``max_cycles``        400      (env keyword) truncation cap in cycles of n actions
 ``render_mode``       None     "ansi", "rgb_array" or "human"
 ====================  =======  =========================================================================
@@ -90,7 +98,7 @@ Versions
 --------
 * v0: first release. Later added without a version bump, behind a config keyword so that
   earlier checkpoints keep their observation: ``observation_version`` 2 (the default; 1 is the
-  first release's). The rules did not change, but a saved state or game record names its full
+  first release's), then 3 (walking distances). The rules did not change, but a saved state or game record names its full
   config, so one written before the keyword existed is refused with the differing key named; adding
   ``"observation_version": 2`` to its config loads it unchanged.
 """

@@ -40,7 +40,18 @@ TABLE_FEATURES = (
 #: (two solos side by side that are not asked to ally again until they have stood apart). Version 1,
 #: the first release's observation, had neither, so a seat could not tell either rule's outcome.
 EXTRA_TABLE_FEATURES = ("seat before mine", "declined me")
-OBSERVATION_VERSIONS = (1, 2)
+#: What each of the 9 move-phase choices (the 8 steps in action order, then stay) does to a walking
+#: distance, in the "walking" blocks of ``observation_version`` 3: 1 one step nearer, 0.5 as near, 0
+#: farther (or the step is onto an obstacle or off the map, or the goal cannot be reached).
+MOVE_CHOICES = tuple(ACTION_NAMES[:9])
+#: Version 3 adds to every bots-table row (after the version 2 features) the walking distance from the
+#: observer's bot to that bot round the terrain, over twice the map size and capped at 1 (1: cannot be
+#: reached; 0 on the observer's own row and for the dead), then what each move choice does to it; and
+#: after the table one more block, the same for Gary. Walking distances are what every plan to meet a
+#: bot or Gary is measured in; a few convolutions cannot work them out round long obstacles.
+WALK_FEATURES = ("walking distance",) + tuple(f"nearer by {name}" for name in MOVE_CHOICES)
+OBSERVATION_VERSIONS = (1, 2, 3)
+DEFAULT_OBSERVATION_VERSION = 2
 STRENGTH_SCALE = 100.0  # tenths: 10.0 strength reads as 1
 SIDE_STRENGTH_SCALE = 400.0
 #: Score s reads as 0.5 + s / (2·(|s| + SCORE_HALF)): 0 → 0.5, ±20 → 0.75/0.25, 60 → 0.875; never
@@ -109,9 +120,14 @@ class WizardArenaGame(Game):
         self.table_offset = self.global_len + self.local_len + len(OWN_FEATURES)
         #: values per bot in the table: the named features (``EXTRA_TABLE_FEATURES`` last from observation
         #: version 2), then the one-hot of its leader's row
-        self.table_features = TABLE_FEATURES + (EXTRA_TABLE_FEATURES if cfg["observation_version"] >= 2 else ())
+        version = cfg["observation_version"]
+        self.table_features = (TABLE_FEATURES + (EXTRA_TABLE_FEATURES if version >= 2 else ())
+                               + (WALK_FEATURES if version >= 3 else ()))
         self.row_len = len(self.table_features) + self.num_players
-        self.observation_shape = (self.table_offset + self.num_players * self.row_len,)
+        #: where the Gary walking block starts (after the table; version 3), or -1
+        self.gary_walk_offset = self.table_offset + self.num_players * self.row_len if version >= 3 else -1
+        self.observation_shape = (self.table_offset + self.num_players * self.row_len
+                                  + (len(WALK_FEATURES) if version >= 3 else 0),)
         #: The default cap in actions that the observation's "time left" counts down to; an
         #: environment tells each state its own (``ArenaState.set_step_limit``, from ``max_cycles``).
         self.step_limit = self.default_max_cycles * self.num_players
@@ -139,6 +155,9 @@ class WizardArenaGame(Game):
         self._seat_at, self._declined_at = (
             self.table_features.index(name) if name in self.table_features else -1 for name in EXTRA_TABLE_FEATURES
         )
+        #: where the walking block sits in a table row (-1: not in this observation version)
+        self._walk_at = self.table_features.index(WALK_FEATURES[0]) if version >= 3 else -1
+        self._walk_scale = 1.0 / (2 * self.size)
         self._template_key = f"observation template, length {self.observation_shape[0]}"
 
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
@@ -157,7 +176,7 @@ class WizardArenaGame(Game):
         if not isinstance(roams, bool):
             raise self.config_error("gary_roams", roams, "True or False")
         out["gary_roams"] = roams
-        version = config.get("observation_version", OBSERVATION_VERSIONS[-1])
+        version = config.get("observation_version", DEFAULT_OBSERVATION_VERSION)
         if isinstance(version, bool) or version not in OBSERVATION_VERSIONS:
             raise self.config_error("observation_version", version, f"one of {list(OBSERVATION_VERSIONS)}")
         out["observation_version"] = int(version)
@@ -261,7 +280,7 @@ class WizardArenaGame(Game):
         g, own, offset = self.global_len, self.own_offset, self.table_offset
         a[g:g + self.window_cells] = self._window(template, here)  # local terrain channel
         a[own:offset] = own_block
-        a[offset:] = table
+        a[offset:offset + len(table)] = table
 
         # Every bot on its plane (global, and local when inside the window) and its row and
         # column in the bots table; which plane and which table row came with ``marks``.
@@ -291,8 +310,16 @@ class WizardArenaGame(Game):
                 if player in pair:
                     other = pair[1] if pair[0] == player else pair[0]
                     a[offset + (other - player) % n * self.row_len + self._declined_at] = 1.0
-        # Gary on his plane and in the own stats, with the seat's own place and the phase.
         gary = state.gary
+        if self._walk_at >= 0 and alive[player]:
+            arena = state.map
+            choices = (*arena.step[here], here)
+            k = self.row_len
+            for j, i in enumerate(self._orders[player]):
+                if j and alive[i]:
+                    self._write_walk(a, offset + j * k + self._walk_at, arena.walking_distances(pos[i]), here, choices)
+            self._write_walk(a, self.gary_walk_offset, arena.walking_distances(gary), here, choices)
+        # Gary on his plane and in the own stats, with the seat's own place and the phase.
         a[plane[5] + gary] = 1.0
         dr, dc = rows[gary] - top, cols[gary] - left
         if 0 <= dr < w and 0 <= dc < w:
@@ -310,6 +337,23 @@ class WizardArenaGame(Game):
         a[self._time_left_at] = max(0.0, left)
         a[self._time_left_at + 1] = 1.0 - state.quiet_rounds / state.no_progress_limit
         return np.frombuffer(a, "f")  # float32
+
+    def _write_walk(self, a: array.array, at: int, dist: list[int], here: int, choices: tuple[int, ...]) -> None:
+        """One walking block at ``at``: the distance from ``here`` by the table ``dist``, then what
+        each move choice (a target cell, -1 for a blocked step) does to it."""
+        d0 = dist[here]
+        far = 4 * self.size * self.size
+        if d0 >= far:
+            a[at] = 1.0
+            return
+        a[at] = min(1.0, d0 * self._walk_scale)
+        for c, cell in enumerate(choices, at + 1):
+            if cell >= 0:
+                d = dist[cell]
+                if d < d0:
+                    a[c] = 1.0
+                elif d == d0:
+                    a[c] = 0.5
 
     def _stat_blocks(self, state: ArenaState, player: int) -> tuple[array.array, array.array, list]:
         """``player``'s (own-stats block, bots table, marks): see ``_observer_blocks``. From the

@@ -20,6 +20,39 @@ DIRECTIONS = ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -
 DIRECTION_NAMES = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 
 
+def spread(size: int, open_cells: list[bool], sources: list[int]) -> list[int]:
+    """Steps (8 neighbours) from the nearest of ``sources`` to every cell, walking only on
+    ``open_cells``; cells it cannot reach get ``4 · size²``."""
+    far = 4 * size * size
+    dist = [far] * (size * size)
+    for cell in sources:
+        dist[cell] = 0
+    near = _on_map_neighbours(size)
+    frontier, steps = list(sources), 0
+    while frontier:  # breadth first: a cell's first visit is its shortest walk
+        steps += 1
+        nxt = []
+        for cell in frontier:
+            for other in near[cell]:
+                if dist[other] == far and open_cells[other]:
+                    dist[other] = steps
+                    nxt.append(other)
+        frontier = nxt
+    return dist
+
+
+#: Per map size, every cell's on-map neighbours (see ``_on_map_neighbours``).
+_ON_MAP: dict[int, tuple[tuple[int, ...], ...]] = {}
+
+
+def _on_map_neighbours(size: int) -> tuple[tuple[int, ...], ...]:
+    """Per cell, the cells at Chebyshev distance 1 that lie on a ``size`` × ``size`` map."""
+    near = _ON_MAP.get(size)
+    if near is None:
+        near = _ON_MAP[size] = tuple(tuple(t for _, t, _, _ in out) for out in _geometry(size)[2])
+    return near
+
+
 #: Per map size, the geometry every map of that size shares (see ``_geometry``).
 _GEOMETRY: dict[int, tuple] = {}
 
@@ -117,6 +150,16 @@ class ArenaMap:
         #: Scratch space for encoders (e.g. the observation's terrain template); never saved.
         self.cache: dict = {}
 
+    def walking_distances(self, source: int) -> list[int]:
+        """Steps from ``source`` to every cell over passable ground (8 neighbours, bots ignored,
+        squeezes allowed); obstacles and cells it cannot reach get ``4 · size²``. Computed once
+        per source and kept in ``cache``."""
+        key = ("walking distances", source)
+        dist = self.cache.get(key)
+        if dist is None:
+            dist = self.cache[key] = spread(self.size, self.passable, [source])
+        return dist
+
     def is_squeeze(self, a: int, b: int) -> bool:
         """Is the step between neighbouring cells a and b a squeeze (diagonal between obstacles)?"""
         row, col = self.row, self.col
@@ -127,8 +170,13 @@ class ArenaMap:
         return not self.passable[ra * size + cb] and not self.passable[rb * size + ca]
 
     def rows(self) -> list[str]:
-        s = self.size
-        return ["".join(TERRAIN_CHARS[t] for t in self.terrain[r * s:(r + 1) * s]) for r in range(s)]
+        """The terrain as text rows ('.' free, 'M' mountain, 'F' forest); a new list each call."""
+        rows = self.cache.get("rows")
+        if rows is None:
+            s = self.size
+            rows = self.cache["rows"] = tuple(
+                "".join(TERRAIN_CHARS[t] for t in self.terrain[r * s:(r + 1) * s]) for r in range(s))
+        return list(rows)
 
     @classmethod
     def from_rows(cls, rows: list[str]) -> ArenaMap:

@@ -17,6 +17,7 @@ from envs.wizard_arena.game import (
     EXTRA_TABLE_FEATURES,
     OWN_FEATURES,
     TABLE_FEATURES,
+    WALK_FEATURES,
     WizardArenaGame,
     score_feature,
 )
@@ -359,7 +360,7 @@ def test_the_table_says_whose_seat_comes_first_since_ties_of_leadership_go_to_th
     old = WizardArenaGame(num_bots=4, map_size=6, observation_version=1)
     assert old.table_features == TABLE_FEATURES and old.row_len == len(TABLE_FEATURES) + 4
     assert old.observation_shape[0] == game.observation_shape[0] - 2 * 4
-    for bad in (0, 3, True, "2"):
+    for bad in (0, 4, True, "2"):
         with pytest.raises(ConfigError, match="observation_version"):
             WizardArenaGame(observation_version=bad)
 
@@ -391,6 +392,68 @@ def test_the_table_marks_a_declined_pair_until_the_two_stand_apart():
         act(s, STAY)
     act(s, DIRECTION_NAMES.index("SE"))  # bot 1 steps away (distance 2 from bot 0)
     assert declined_rows(0) == declined_rows(1) == []
+
+
+def test_version_3_reads_walking_distances_round_the_wall():
+    """A wall of mountains stands between bot 0 and bot 1, open only at its right end. The straight
+    line to bot 1 runs south, but the walk goes round the gap: the table says that moving east (or
+    north-east) brings bot 1 nearer, south and west do not, and staying keeps the distance. Gary
+    stands on bot 0's side: moving west brings him nearer. Bot 2, walled into a corner by forest,
+    cannot be reached (distance 1, no choice brings it nearer)."""
+    s = build("""
+    FF.....
+    2F.....
+    FF.....
+    @..0...
+    MMMMMM.
+    .......
+    ...1...
+    """, 3, observation_version=3)
+    game = s.game
+    assert game.table_features == TABLE_FEATURES + EXTRA_TABLE_FEATURES + WALK_FEATURES
+    at = game.table_features.index("walking distance")
+    obs = game.observe(s, 0)
+    to_1 = table_row(game, obs, 1)[at:at + 10]
+    # bot 0 at (3, 3), bot 1 at (6, 3): round the wall's end at (4, 6) it takes 3 steps east, then 3 down
+    assert to_1[0] == pytest.approx(6 / 14)
+    nearer = {DIRECTION_NAMES[d] if d < 8 else "stay": to_1[1 + d] for d in range(9)}
+    assert nearer["E"] == nearer["NE"] == 1.0
+    assert nearer["SE"] == nearer["S"] == nearer["SW"] == 0.0  # onto the mountains
+    assert nearer["W"] == nearer["NW"] == 0.0
+    assert nearer["N"] == nearer["stay"] == 0.5  # north keeps 3 steps to the gap
+    to_2 = table_row(game, obs, 2)[at:at + 10]
+    assert to_2[0] == 1.0 and list(to_2[1:]) == [0.0] * 9
+    assert list(table_row(game, obs, 0)[at:at + 10]) == [0.0] * 10  # my own row
+    gary = obs[game.gary_walk_offset:game.gary_walk_offset + 10]
+    assert len(obs) == game.gary_walk_offset + 10
+    assert gary[0] == pytest.approx(3 / 14)
+    assert gary[1 + DIRECTION_NAMES.index("W")] == gary[1 + DIRECTION_NAMES.index("NW")] == 1.0
+    assert gary[1 + DIRECTION_NAMES.index("E")] == 0.0 and gary[9] == 0.5
+    # Bot 1, below the wall, sees bot 0 at the same distance; versions 1 and 2 have no walking block.
+    assert table_row(game, game.observe(s, 1), 2)[at] == pytest.approx(6 / 14)
+    for version in (1, 2):
+        assert "walking distance" not in WizardArenaGame(observation_version=version).table_features
+    with pytest.raises(ConfigError, match=r"observation_version.*\[1, 2, 3\]"):
+        WizardArenaGame(observation_version=4)
+
+
+def test_version_3_gives_the_dead_no_walking_block():
+    s = build("""
+    0.....
+    ......
+    ..1...
+    ......
+    ......
+    @....2
+    """, 3, observation_version=3, dead=(2,))
+    game = s.game
+    at = game.table_features.index("walking distance")
+    obs = game.observe(s, 0)
+    assert table_row(game, obs, 1)[at] == pytest.approx(2 / 12)
+    assert list(table_row(game, obs, 2)[at:at + 10]) == [0.0] * 10
+    dead = game.observe(s, 2)  # a dead observer walks nowhere
+    assert not any(table_row(game, dead, row)[at:at + 10].any() for row in range(3))
+    assert not dead[game.gary_walk_offset:].any()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 
 from envs.core import make_rng
 from envs.wizard_arena.game import WizardArenaGame
-from envs.wizard_arena.map import DIRECTIONS, FOREST, FREE, ArenaMap, generate_terrain
+from envs.wizard_arena.map import DIRECTIONS, FOREST, FREE, ArenaMap, generate_terrain, spread
 from envs.wizard_arena.rules import ArenaState
 
 
@@ -152,3 +152,44 @@ def test_map_tables_match_reference(size, density):
             assert all(type(t) is int for row in got.step for t in row)
             assert all(type(v) is bool for row in got.squeeze for v in row)
             assert got.free_cells == tuple(i for i, t in enumerate(terrain) if t == FREE)
+
+
+def reference_spread(size, open_cells, sources):
+    """Breadth-first walking distances written plainly: relax every open neighbour until nothing changes."""
+    far = 4 * size * size
+    dist = [far] * (size * size)
+    for s in sources:
+        dist[s] = 0
+    changed = True
+    while changed:
+        changed = False
+        for cell in range(size * size):
+            if dist[cell] >= far:
+                continue
+            r, c = divmod(cell, size)
+            for dr, dc in DIRECTIONS:
+                rr, cc = r + dr, c + dc
+                other = rr * size + cc
+                if 0 <= rr < size and 0 <= cc < size and open_cells[other] and dist[other] > dist[cell] + 1:
+                    dist[other] = dist[cell] + 1
+                    changed = True
+    return dist
+
+
+@pytest.mark.parametrize("size,density", [(6, 0.0), (9, 0.4), (16, 0.15)])
+def test_walking_distances_match_reference(size, density):
+    """``spread`` (several sources, some cells walled off) and the map's cached ``walking_distances``
+    agree with a plain relaxation; ``rows()`` hands out a new list each time (the cache stays intact)."""
+    rng = random.Random(size)
+    arena = generate_terrain(size, density, rng)
+    for _ in range(6):
+        open_cells = [p and rng.random() > 0.1 for p in arena.passable]
+        sources = rng.sample(arena.free_cells, rng.randint(1, 3))
+        assert spread(size, open_cells, sources) == reference_spread(size, open_cells, sources)
+    for source in rng.sample(arena.free_cells, 5):
+        want = reference_spread(size, arena.passable, [source])
+        assert arena.walking_distances(source) == want
+        assert arena.walking_distances(source) is arena.walking_distances(source)  # cached
+    rows = arena.rows()
+    rows[0] = "x"
+    assert arena.rows()[0] != "x" and ArenaMap.from_rows(arena.rows()).terrain == arena.terrain

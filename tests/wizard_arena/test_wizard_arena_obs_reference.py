@@ -4,6 +4,7 @@ after cloning, and when the same state object is observed again after further mo
 
 from __future__ import annotations
 
+import functools
 import random
 
 import numpy as np
@@ -14,6 +15,45 @@ from envs.wizard_arena.rules import ALLY, GARY, MOVE, REWARD
 
 R = 3  # local radius: a 7x7 window
 W = 2 * R + 1
+
+
+@functools.lru_cache(maxsize=4096)
+def walking(terrain, s, source):
+    """Breadth-first steps from ``source`` over free ``terrain`` (8 neighbours), absent where unreachable."""
+    dist = {source: 0}
+    frontier = [source]
+    while frontier:
+        nxt = []
+        for cell in frontier:
+            r, c = divmod(cell, s)
+            for dr in (-1, 0, 1):
+                for dc in (-1, 0, 1):
+                    rr, cc = r + dr, c + dc
+                    other = rr * s + cc
+                    if 0 <= rr < s and 0 <= cc < s and terrain[other] == 0 and other not in dist:
+                        dist[other] = dist[cell] + 1
+                        nxt.append(other)
+        frontier = nxt
+    return dist
+
+
+def walk_block(state, me, goal):
+    """The walking distance from my bot to ``goal`` over twice the map size (1: unreachable), then per
+    move choice (N … NW, stay) 1 nearer, 0.5 as near, 0 farther or blocked."""
+    s = state.map.size
+    dist = walking(state.map.terrain, s, goal)
+    here = state.pos[me]
+    if here not in dist:
+        return [1.0] + [0.0] * 9
+    block = [min(1.0, dist[here] / (2 * s))]
+    r, c = divmod(here, s)
+    for dr, dc in ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (0, 0)):
+        cell = (r + dr) * s + c + dc
+        if not (0 <= r + dr < s and 0 <= c + dc < s) or cell not in dist:
+            block.append(0.0)
+        else:
+            block.append(1.0 if dist[cell] < dist[here] else 0.5 if dist[cell] == dist[here] else 0.0)
+    return block
 
 
 def reference(game, state, me):
@@ -120,13 +160,20 @@ def reference(game, state, me):
         if game.config["observation_version"] >= 2:
             table.append(1.0 if i < me else 0.0)  # its seat comes before mine
             table.append(1.0 if (min(i, me), max(i, me)) in state.declined else 0.0)  # a declined pair
+        if game.config["observation_version"] >= 3:  # walking to that bot (none to myself or the dead)
+            live = i != me and state.alive[i] and state.alive[me]
+            table += walk_block(state, me, state.pos[i]) if live else [0.0] * 10
         # one-hot of the table row of its leader (the living only)
         leader_row = [0.0] * n
         if state.alive[i]:
             leader_row[(state.leader_of[i] - me) % n] = 1.0
         table += leader_row
+    gary = []
+    if game.config["observation_version"] >= 3:
+        gary = walk_block(state, me, state.gary) if state.alive[me] else [0.0] * 10
     return np.concatenate([
         planes.reshape(-1), local.reshape(-1), np.array(own, dtype=np.float32), np.array(table, dtype=np.float32),
+        np.array(gary, dtype=np.float32),
     ])
 
 
@@ -146,6 +193,9 @@ CONFIGS = [
     {"num_bots": 5, "map_size": 6, "terrain_density": 0.0, "health": 3},
     {"num_bots": 4, "map_size": 9, "terrain_density": 0.4, "initial_strength": 12.0},
     {"num_bots": 5, "observation_version": 1},
+    {"observation_version": 3},
+    {"num_bots": 16, "map_size": 12, "terrain_density": 0.45, "observation_version": 3},
+    {"num_bots": 3, "map_size": 7, "health": 0, "gary_roams": True, "observation_version": 3},
 ]
 
 
