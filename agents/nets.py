@@ -5,7 +5,7 @@ Every network maps a float32 batch of observations ``(B, *obs_shape)`` to action
 The value head lives in the same module and is used only while training
 (``module.logits_and_value(obs)``); a loaded policy ignores it at play.
 
-Two architectures are registered:
+Three architectures are registered:
 
 * ``"board_conv"`` — a small 3×3 convolution stack over the board slice of the observation
   (circular padding for boards on a torus, as in Pan's Trial) plus an MLP over the rest of the
@@ -13,6 +13,9 @@ Two architectures are registered:
   that are squares (Sequence ``place/wild/remove s``, Pan's Trial ballista and placement holes) get
   per-square logits from a 1×1 convolution over the board features, conditioned on the trunk.
 * ``"mlp_ac"`` — a plain MLP (fallback for games whose board is not worth a convolution).
+* ``"table_entity"`` — one shared encoder over every row of a table of like entities (Wizard
+  Arena's bots table, ``Game.table_layout``), pooled, plus an MLP over the rest; rows whose values
+  are about actions add to those actions' logits with a weight each row's encoding chooses.
 
 Each game declares where its board is in the flat observation and which action ranges are
 squares (``Game.board_layout``); :func:`default_arch` picks the architecture and its keyword
@@ -158,6 +161,85 @@ class BoardConvActorCritic(nn.Module):
         return self.logits_and_value(obs)[0]
 
 
+class TableActorCritic(nn.Module):
+    """Every row of the observation's table read by one shared encoder; an MLP over the rest.
+
+    The rest of the observation (everything outside the table) gives a context vector; each row,
+    with a projection of that context, goes through the same two-layer encoder. The trunk reads the
+    context and the mean and maximum of the row encodings (so a row counts the same wherever it
+    sits) and gives the logits and the value. Where rows carry values about actions
+    (``row_actions``, e.g. "this step leaves that bot nearer"), each row's encoding also gives a
+    weight per range, and the logits of those actions gain the weighted sum of the rows' values:
+    how much to be drawn to each entity is learned from the entity itself. ``action_blocks``
+    outside the table get a weight from the trunk the same way.
+    """
+
+    def __init__(
+        self,
+        obs_dim: int,
+        num_actions: int,
+        offset: int,
+        rows: int,
+        row_len: int,
+        row_actions: list[list[int]] | None = None,
+        action_blocks: list[list[int]] | None = None,
+        hidden: int = 256,
+        entity: int = 64,
+    ) -> None:
+        super().__init__()
+        row_actions = [[int(v) for v in r] for r in (row_actions or [])]
+        action_blocks = [[int(v) for v in b] for b in (action_blocks or [])]
+        end = offset + rows * row_len
+        if min(rows, row_len, hidden, entity) < 1 or offset < 0 or end > obs_dim or end - offset == obs_dim:
+            raise ValueError(
+                f"a table of {rows} rows of {row_len} at {offset} must fit inside {obs_dim} observation values "
+                f"with something outside it; hidden and entity must be positive"
+            )
+        for start, first, count in row_actions:
+            if count < 1 or not 0 <= start <= row_len - count or not 0 <= first <= num_actions - count:
+                raise ValueError(f"row_actions ({start}, {first}, {count}) must lie inside a row of {row_len} "
+                                 f"and the {num_actions} actions")
+        for at, first, count in action_blocks:
+            if count < 1 or not 0 <= at <= obs_dim - count or not 0 <= first <= num_actions - count:
+                raise ValueError(f"action_blocks ({at}, {first}, {count}) must lie inside the {obs_dim} "
+                                 f"observation values and the {num_actions} actions")
+        self.offset, self.rows, self.row_len, self.end = offset, rows, row_len, end
+        self.row_actions, self.action_blocks = row_actions, action_blocks
+        self.context = nn.Sequential(_init(nn.Linear(obs_dim - rows * row_len, hidden)), nn.ReLU())
+        self.context_to_rows = _init(nn.Linear(hidden, entity))
+        self.encoder = nn.Sequential(
+            _init(nn.Linear(row_len + entity, entity)), nn.ReLU(), _init(nn.Linear(entity, entity)), nn.ReLU()
+        )
+        self.trunk = nn.Sequential(_init(nn.Linear(hidden + 2 * entity, hidden)), nn.ReLU())
+        self.policy = _init(nn.Linear(hidden, num_actions), 0.01)
+        self.value = _init(nn.Linear(hidden, 1), 1.0)
+        self.row_weights = _init(nn.Linear(entity, len(row_actions)), 0.01) if row_actions else None
+        self.block_weights = _init(nn.Linear(hidden, len(action_blocks)), 0.01) if action_blocks else None
+
+    def logits_and_value(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        obs = obs.reshape(obs.shape[0], -1)
+        table = obs[:, self.offset : self.end].reshape(obs.shape[0], self.rows, self.row_len)
+        context = self.context(torch.cat([obs[:, : self.offset], obs[:, self.end :]], dim=1))
+        per_row = self.context_to_rows(context)[:, None, :].expand(-1, self.rows, -1)
+        enc = self.encoder(torch.cat([table, per_row], dim=2))  # (B, rows, entity)
+        z = self.trunk(torch.cat([context, enc.mean(dim=1), enc.amax(dim=1)], dim=1))
+        logits = self.policy(z)
+        extra = torch.zeros_like(logits)
+        if self.row_weights is not None:
+            weights = self.row_weights(enc)  # (B, rows, ranges)
+            for k, (start, first, count) in enumerate(self.row_actions):
+                pull = (weights[:, :, k : k + 1] * table[:, :, start : start + count]).sum(dim=1)
+                extra[:, first : first + count] += pull
+        if self.block_weights is not None:
+            weights = self.block_weights(z)
+            for k, (at, first, count) in enumerate(self.action_blocks):
+                extra[:, first : first + count] += weights[:, k : k + 1] * obs[:, at : at + count]
+        return logits + extra, self.value(z).squeeze(-1)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.logits_and_value(obs)[0]
+
+
 def build_mlp_ac(obs_dim: int, num_actions: int, hidden: list[int]) -> MlpActorCritic:
     return MlpActorCritic(int(obs_dim), int(num_actions), [int(h) for h in hidden])
 
@@ -168,21 +250,36 @@ def build_board_conv(**kwargs: Any) -> BoardConvActorCritic:
 
 register_architecture("mlp_ac", build_mlp_ac)
 register_architecture("board_conv", build_board_conv)
+register_architecture("table_entity", lambda **kwargs: TableActorCritic(**kwargs))
 
 
 def default_arch(game: Any, kind: str = "auto", **overrides: Any) -> tuple[str, dict[str, Any]]:
     """``(arch, arch_kwargs)`` for a configured game (an ``envs.core.Game``): ``board_conv`` where
     the game declares a ``board_layout``, else ``mlp_ac``.
 
-    ``kind`` is "auto", "board_conv" or "mlp_ac"; ``overrides`` replace keyword arguments
-    (``conv_channels``, ``conv_layers``, ``hidden``, ``summary_channels``, ``first_kernel`` for the conv net;
-    ``hidden`` list for the MLP).
+    ``kind`` is "auto", "board_conv", "mlp_ac" or "table_entity" (never chosen by "auto"); ``overrides``
+    replace keyword arguments (``conv_channels``, ``conv_layers``, ``hidden``, ``summary_channels``,
+    ``first_kernel`` for the conv net; ``hidden`` list for the MLP; ``hidden`` for the table net, whose
+    row encoder is a quarter as wide).
     """
-    if kind not in ("auto", "board_conv", "mlp_ac"):
-        raise ValueError(f"network kind must be 'auto', 'board_conv' or 'mlp_ac', got {kind!r}")
+    if kind not in ("auto", "board_conv", "mlp_ac", "table_entity"):
+        raise ValueError(f"network kind must be 'auto', 'board_conv', 'mlp_ac' or 'table_entity', got {kind!r}")
     layout = game.board_layout
     obs_dim = int(math.prod(game.observation_shape))
     num_actions = int(game.num_actions)
+    if kind == "table_entity":
+        table = getattr(game, "table_layout", None)
+        if table is None:
+            raise ValueError(f"{game.name} declares no table layout, so it has no table_entity network; use mlp_ac")
+        kwargs = {"obs_dim": obs_dim, "num_actions": num_actions, "offset": int(table["offset"]),
+                  "rows": int(table["rows"]), "row_len": int(table["row_len"]),
+                  "row_actions": [list(r) for r in table.get("row_actions", [])],
+                  "action_blocks": [list(b) for b in table.get("action_blocks", [])], "hidden": 256, "entity": 64}
+        hidden = overrides.get("hidden")
+        if hidden is not None:
+            kwargs["hidden"] = int(hidden[0] if isinstance(hidden, list) else hidden)
+            kwargs["entity"] = max(16, kwargs["hidden"] // 4)
+        return "table_entity", kwargs
     if kind == "board_conv" and layout is None:
         raise ValueError(f"{game.name} declares no board layout, so it has no board_conv network; use mlp_ac")
     if kind == "mlp_ac" or (kind == "auto" and layout is None):

@@ -113,6 +113,23 @@ def test_declared_board_layout_fits_the_observation_and_actions(name, family, co
 
 
 @pytest.mark.parametrize("name,family,config", CASES)
+def test_declared_table_layout_fits_the_observation_and_actions(name, family, config):
+    game = envs.make_game(name, **config)
+    table = game.table_layout
+    if table is None:
+        pytest.skip(f"{name} declares no table")
+    assert set(table) == {"offset", "rows", "row_len", "row_actions", "action_blocks"}
+    obs_dim = int(np.prod(game.observation_shape))
+    end = table["offset"] + table["rows"] * table["row_len"]
+    assert table["rows"] >= 1 and table["row_len"] >= 1 and 0 <= table["offset"] and end <= obs_dim
+    for start, first, count in table["row_actions"]:
+        assert 0 <= start <= table["row_len"] - count and 0 <= first <= game.num_actions - count
+    for at, first, count in table["action_blocks"]:
+        assert 0 <= at <= obs_dim - count and not table["offset"] <= at < end
+        assert 0 <= first <= game.num_actions - count
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
 def test_pettingzoo_api(name, family, config):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

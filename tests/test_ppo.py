@@ -72,6 +72,8 @@ def tiny_run(tmp_path: pathlib.Path, game: str, *extra: str, steps: int = 192) -
         ("pans_trial_v0", ["--opponents", "random-v0", "self", "--teacher", ""]),
         ("dojo_v0", ["--opponents", "random-v0", "--teacher", ""]),
         ("wizard_arena_v0", ["--opponents", "random-v0", "--teacher", ""]),
+        ("wizard_arena_v0", ["--config", '{"observation_version": 3}', "--net", "table_entity", "--hidden", "32",
+                             "--opponents", "random-v0", "--teacher", ""]),
     ],
 )
 def test_tiny_run_trains_logs_and_saves_a_loadable_policy(tmp_path, game, extra):
@@ -348,6 +350,60 @@ def test_a_game_without_a_board_has_no_board_conv():
     assert default_arch(NoBoard())[0] == "mlp_ac"
     with pytest.raises(ValueError, match="declares no board layout"):
         default_arch(NoBoard(), "board_conv")
+
+
+@pytest.mark.parametrize("config", [{"observation_version": 3}, {"observation_version": 3, "num_bots": 3,
+                                                                  "map_size": 8}, {}], ids=["v3", "v3-3bots", "v2"])
+def test_table_entity_reads_rows_alike_and_routes_their_action_values(config):
+    """The table net treats the bots table as a set (a row says by its own values whose it is):
+    swapping two rows leaves every logit and the value unchanged. With the trunk's
+    policy head zeroed and the weights fixed, each move's logit is the sum of the rows' values for
+    that move plus the Gary block's, as ``table_layout`` routes them."""
+    g = envs.make_game("wizard_arena_v0", **config)
+    arch, kwargs = default_arch(g, "table_entity", hidden=32)
+    assert arch == "table_entity" and kwargs["entity"] == 16
+    net = ARCHITECTURES[arch](**kwargs)
+    table = g.table_layout
+    off, rows, row_len = table["offset"], table["rows"], table["row_len"]
+    state = g.new_initial_state(seed=5)
+    obs = torch.as_tensor(g.observe(state, 0)).reshape(1, -1)
+    swapped = obs.clone()
+    a, b = off + 1 * row_len, off + (rows - 1) * row_len
+    swapped[0, a:a + row_len], swapped[0, b:b + row_len] = obs[0, b:b + row_len], obs[0, a:a + row_len]
+    with torch.no_grad():
+        (l1, v1), (l2, v2) = net.logits_and_value(obs), net.logits_and_value(swapped)
+    assert torch.allclose(l1, l2, atol=1e-5) and torch.allclose(v1, v2, atol=1e-5)
+    if not table["row_actions"]:
+        assert net.row_weights is None and net.block_weights is None
+        return
+    with torch.no_grad():
+        net.policy.weight.zero_()
+        net.policy.bias.zero_()
+        net.row_weights.weight.zero_()
+        net.row_weights.bias.fill_(1.0)
+        net.block_weights.weight.zero_()
+        net.block_weights.bias.fill_(2.0)
+        x = torch.rand(3, obs.shape[1])
+        logits = net(x)
+    (start, first, count), (at, _, _) = table["row_actions"][0], table["action_blocks"][0]
+    rows_values = x[:, off:off + rows * row_len].reshape(3, rows, row_len)[:, :, start:start + count].sum(dim=1)
+    want = torch.zeros(3, g.num_actions)
+    want[:, first:first + count] = rows_values + 2.0 * x[:, at:at + count]
+    assert torch.allclose(logits, want, atol=1e-5)
+
+
+def test_table_entity_needs_a_table_and_refuses_ranges_outside_it():
+    class NoTable:
+        name, board_layout, table_layout, observation_shape, num_actions = "plain", None, None, (7,), 3
+
+    with pytest.raises(ValueError, match="declares no table layout"):
+        default_arch(NoTable(), "table_entity")
+    g = envs.make_game("wizard_arena_v0", observation_version=3)
+    kwargs = default_arch(g, "table_entity")[1]
+    for key, bad in (("row_actions", [[30, 0, 9]]), ("row_actions", [[0, 10, 9]]), ("action_blocks", [[2050, 0, 9]]),
+                     ("rows", 100)):
+        with pytest.raises(ValueError, match="must"):
+            ARCHITECTURES["table_entity"](**{**kwargs, key: bad})
 
 
 def test_board_conv_first_kernel_sees_a_line_of_five_and_bad_sizes_are_refused():

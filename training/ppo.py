@@ -115,7 +115,8 @@ class Args:
     max_grad_norm: float = 0.5
     """gradient norm clip"""
     net: str = "auto"
-    """network: auto (board_conv where the game declares a board_layout, else mlp_ac), board_conv or mlp_ac"""
+    """network: auto (board_conv where the game declares a board_layout, else mlp_ac), board_conv, mlp_ac or
+    table_entity (a shared encoder over the rows of the game's table_layout)"""
     conv_channels: int = 16
     """board_conv: channels of each convolution"""
     conv_layers: int = 2
@@ -123,7 +124,8 @@ class Args:
     first_kernel: int = 3
     """board_conv: kernel size of the first convolution (3, 5 or 7; the others are 3x3)"""
     hidden: int = 128
-    """width of the hidden layers (board_conv trunk; mlp_ac uses two layers of this width)"""
+    """width of the hidden layers (board_conv trunk; mlp_ac uses two layers of this width; table_entity trunk,
+    its row encoder a quarter as wide)"""
     opponents: list[str] = field(default_factory=lambda: ["heuristic-v1", "self", "random-v0"])
     """league: opponent kinds drawn per game (agent kinds of the game, or 'self' for a past snapshot)"""
     opponent_weights: list[float] = field(default_factory=list)
@@ -264,8 +266,8 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
     for name in ("num_envs", "num_steps", "update_epochs", "minibatch_size", "total_steps"):
         if getattr(args, name) <= 0:
             fail(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
-    if args.net not in ("auto", "board_conv", "mlp_ac"):
-        fail(f"--net must be auto, board_conv or mlp_ac, got {args.net!r}")
+    if args.net not in ("auto", "board_conv", "mlp_ac", "table_entity"):
+        fail(f"--net must be auto, board_conv, mlp_ac or table_entity, got {args.net!r}")
 
 
 def _read_json(path: pathlib.Path) -> dict[str, Any]:

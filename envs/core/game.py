@@ -74,6 +74,14 @@ class Game(abc.ABC):
     #: ``first_action + square`` is about that square (count equals H * W). A game whose board size
     #: depends on its config sets it per instance in ``__init__``.
     board_layout: ClassVar[dict[str, Any] | None] = None
+    #: Where a table of like entities (one row per player, piece, ...) sits in the flat observation,
+    #: for networks that read every row with the same weights (None: no table). Keys: ``offset``,
+    #: ``rows``, ``row_len`` (row ``j`` is ``obs[offset + j * row_len : offset + (j + 1) * row_len]``);
+    #: ``row_actions``, ``[start, first_action, count]`` ranges of a row whose value ``start + i`` is
+    #: about action ``first_action + i`` (e.g. what each move does to the distance to that row's
+    #: entity); ``action_blocks``, ``[offset, first_action, count]`` ranges outside the table that are
+    #: about actions in the same way. A game whose table depends on its config sets it per instance.
+    table_layout: ClassVar[dict[str, Any] | None] = None
     #: Named configurations (keyword dicts) that the generic tests, golden files and tools cover.
     config_families: ClassVar[dict[str, dict[str, Any]]] = {"default": {}}
     #: Configurations timed by ``python -m benchmarks.run`` (label -> keywords).

@@ -158,6 +158,13 @@ class WizardArenaGame(Game):
         #: where the walking block sits in a table row (-1: not in this observation version)
         self._walk_at = self.table_features.index(WALK_FEATURES[0]) if version >= 3 else -1
         self._walk_scale = 1.0 / (2 * self.size)
+        # The bots table, for networks that read every row alike; from version 3 each row (and the
+        # Gary block after the table) says what each move choice does to its walking distance.
+        self.table_layout = {
+            "offset": self.table_offset, "rows": self.num_players, "row_len": self.row_len,
+            "row_actions": [[self._walk_at + 1, 0, len(MOVE_CHOICES)]] if version >= 3 else [],
+            "action_blocks": [[self.gary_walk_offset + 1, 0, len(MOVE_CHOICES)]] if version >= 3 else [],
+        }
         self._template_key = f"observation template, length {self.observation_shape[0]}"
 
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
