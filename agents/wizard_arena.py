@@ -25,6 +25,9 @@ action mask:
   plentiful (a loss costs HP, not score), an even bet without health, near certainty when a loss
   could kill;
 * rewards: health when low on HP, strength until beating Gary is near certain, otherwise score.
+
+``wizard_arena_v0/heuristic-noisy-v1`` is heuristic-v1 with 15% of its move decisions (those with a
+choice) replaced by a uniformly random legal move.
 """
 
 from __future__ import annotations
@@ -347,5 +350,21 @@ class HeuristicAgent(Agent):
         return best
 
 
+class NoisyHeuristicAgent(HeuristicAgent):
+    """heuristic-v1, but a share of its move decisions (where it has a choice) is a uniformly random
+    legal move: a weaker league opponent, and a yardstick for how much a clone's wrong moves cost."""
+
+    noise = 0.15
+
+    def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
+        action = super().act(observation, view)  # keeps the heuristic's memory of refusals up to date
+        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        if view["phase"] == "move" and len(legal) > 1 and self.noise and self.rng.random() < self.noise:
+            return legal[self.rng.randrange(len(legal))]
+        return action
+
+
 register(f"{GAME}/heuristic-v1", HeuristicAgent,
          "greedy scorer: allies, absorbs weaker sides, avoids stronger ones, challenges Gary on good odds")
+register(f"{GAME}/heuristic-noisy-v1", NoisyHeuristicAgent,
+         "heuristic-v1 with 15% of its move decisions replaced by a uniformly random legal move")
