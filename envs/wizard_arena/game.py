@@ -90,7 +90,7 @@ class WizardArenaGame(Game):
     }
     # Perfect information: only the random generator's future is unknown to the seats.
     hidden_information = False
-    benchmark_configs = {"6 bots": {}, "16 bots": {"num_bots": 16}}
+    benchmark_configs = {"6 bots": {}, "16 bots": {"num_bots": 16}, "6 bots, observation 3": {"observation_version": 3}}
     rule_variants = {
         "no health": {"health": 0},
         "Gary roams": {"gary_roams": True},
