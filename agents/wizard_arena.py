@@ -40,7 +40,7 @@ import numpy as np
 from agents.base import Agent
 from agents.registry import register
 from envs.core.game import Game
-from envs.wizard_arena.map import DIRECTIONS, spread
+from envs.wizard_arena.map import DIRECTIONS, ArenaMap, spread
 from envs.wizard_arena.rules import (
     ALLY_ACCEPT, ALLY_DECLINE, CHALLENGE, NO_CHALLENGE, REWARD_HEALTH, REWARD_SCORE, REWARD_STRENGTH, STAY,
 )
@@ -50,25 +50,6 @@ GAME = "wizard_arena_v0"
 
 #: Worth of one step nearer the planned encounter, against the sum of pulls (at most a few units).
 PLAN_WEIGHT = 2.0
-
-_DISTANCES: dict[tuple[str, ...], dict[int, list[int]]] = {}
-
-
-def walking_distances(terrain: list[str], source: int) -> list[int]:
-    """Steps from ``source`` to every cell over passable ground (8 neighbours, bots ignored);
-    unreachable cells and obstacles get a large number. Cached per map and source."""
-    key = tuple(terrain)
-    table = _DISTANCES.get(key)
-    if table is None:
-        if len(_DISTANCES) > 32:
-            _DISTANCES.clear()
-        table = _DISTANCES[key] = {}
-    dist = table.get(source)
-    if dist is None:
-        size = len(terrain)
-        dist = table[source] = spread(size, [ch == "." for row in terrain for ch in row], [source])
-    return dist
-
 
 @lru_cache(maxsize=65536)
 def win_probability(mine: int, theirs: int) -> float:
@@ -246,11 +227,12 @@ class HeuristicAgent(Agent):
         return out
 
     @staticmethod
-    def _path_lengths(view: dict[str, Any], goal: list[int], my_side: list[int]) -> list[int]:
+    def _path_lengths(view: dict[str, Any], goal: list[int], my_side: list[int], arena: ArenaMap) -> list[int]:
         """Steps from every cell to the nearest ``goal`` cell, walking round the terrain and round
         the bots standing in the way: other bots and the own line (but its tail, which moves
         away) are walls, except on the goal cells; a cell of the own line reads one more than
-        its best free neighbour. Where bots wall the goal off, the terrain distance stands in."""
+        its best free neighbour. Where bots wall the goal off, the terrain distance (``arena``'s walking
+        distances) stands in."""
         terrain = view["terrain"]
         size = len(terrain)
         pos, alive = view["pos"], view["alive"]
@@ -269,7 +251,7 @@ class HeuristicAgent(Agent):
                             if 0 <= r + dr < size and 0 <= c + dc < size), default=far)
                 dist[cell] = best + 1 if best < far else far
         if dist[pos[my_side[0]]] >= far:  # walled off by bots: fall back on the terrain
-            tables = [walking_distances(terrain, g) for g in goal]
+            tables = [arena.walking_distances(g) for g in goal]
             return [min(t[cell] for t in tables) for cell in range(size * size)]
         return dist
 
@@ -278,6 +260,8 @@ class HeuristicAgent(Agent):
         walking distance round the obstacles from the cell where the leader would stand."""
         size = len(view["terrain"])
         terrain = view["terrain"]
+        arena = self.game.map_for_rows(terrain)  # the game's shared map: walking distances cached per source
+        walk = arena.walking_distances
         pos = view["pos"]
         sides = self._sides(view)
         my_side = sides.get(me, [me])
@@ -293,9 +277,9 @@ class HeuristicAgent(Agent):
             if lead in declined:
                 if not declined[lead] or value <= 0:
                     continue  # asking again would get the same answer: ignore them
-                others.append((value, [walking_distances(terrain, pos[lead])], True))
+                others.append((value, [walk(pos[lead])], True))
             else:
-                others.append((value, [walking_distances(terrain, pos[m]) for m in line], False))
+                others.append((value, [walk(pos[m]) for m in line], False))
             other_sides.append((lead, line))
         gary_value = 0.0
         st = view["strength_tenths"]
@@ -306,7 +290,7 @@ class HeuristicAgent(Agent):
             gary_value = 1.5 * (2 * p - loss * (1 - p))
             if self._leads_ranking(view, me):
                 gary_value *= 0.25  # more score changes no rank: ending the game pays more
-        gary_dist = walking_distances(terrain, view["gary"])
+        gary_dist = walk(view["gary"])
         # The plan: the most rewarding reachable encounter, discounted by its walking distance
         # from the leader now; each step is then judged first by the distance it leaves to it
         # (so the party walks round obstacles along a shortest path instead of settling between
@@ -320,7 +304,7 @@ class HeuristicAgent(Agent):
         if gary_value > 0 and gary_value * 0.9 ** max(0, gary_dist[here] - 1) > goal_worth:
             goal = [view["gary"]]
         if goal is not None:
-            goal_dist = self._path_lengths(view, goal, my_side)
+            goal_dist = self._path_lengths(view, goal, my_side, arena)
         best, best_value = STAY, -1e9
         for a in legal:
             if a == STAY:
