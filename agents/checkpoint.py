@@ -275,14 +275,17 @@ class PolicyAgent(Agent):
         self.deterministic = deterministic
         self.model = model
         self.spec: dict[str, Any] | None = None
-        #: The complete config the policy was trained for (defaults filled in), worked out once.
-        self._trained_full: dict[str, Any] | None = None
+        #: The game the policy was trained for (its complete config filled in), made once.
+        self._trained: Any = None
+        #: At a table whose config differs from the trained one only in the game's
+        #: ``observation_keys``: the trained game, which re-encodes each observation from the view.
+        self.observer: Any = None
 
     def _trained_game(self):
-        """The configured game the policy was trained for; remembers its complete config."""
-        trained = envs.make_game(self.game_name, **self.trained_config)
-        self._trained_full = trained.config
-        return trained
+        """The configured game the policy was trained for (made once)."""
+        if self._trained is None:
+            self._trained = envs.make_game(self.game_name, **self.trained_config)
+        return self._trained
 
     def _load(self) -> None:
         self.model, self.spec = load_checkpoint(self.path, self.game_name, self.root)
@@ -301,14 +304,26 @@ class PolicyAgent(Agent):
         super().reset(seat, game)
         if self.model is None:
             self._load()
+        self.observer = None
         if self.trained_config:
-            if self._trained_full is None:
-                self._trained_game()
-            if self._trained_full != game.config:
-                raise CheckpointError(
-                    f"{self.agent_id or 'policy'} was trained for {self.game_name} with {self._trained_full}, "
-                    f"but this game has {game.config}"
-                )
+            trained = self._trained_game()
+            if trained.config != game.config:
+                if not trained.same_rules(game):
+                    rules = [k for k in trained.config if k not in trained.observation_keys
+                             and trained.config[k] != game.config.get(k)]
+                    raise CheckpointError(
+                        f"{self.agent_id or 'policy'} was trained for {self.game_name} with {trained.config}, "
+                        f"but this game has {game.config}: the rules differ in {rules} (a policy plays at a "
+                        f"table whose config differs at most in {list(trained.observation_keys)})"
+                    )
+                self.observer = trained
+
+    def observation_vector(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> np.ndarray:
+        """What the network reads: the table's observation, or, at a table that observes through other
+        ``observation_keys``, the trained encoding rebuilt from the seat's view."""
+        if self.observer is None:
+            return observation["observation"]
+        return self.observer.observe_view(view, self.seat, self.game, observation["observation"])
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         """The network's logits for one observation (float32, one per action)."""
@@ -325,7 +340,7 @@ class PolicyAgent(Agent):
         mask = np.asarray(observation["action_mask"]).astype(bool)
         if not mask.any():
             raise ValueError(f"{self.agent_id or 'policy'}: asked to act with an empty action mask")
-        logits = self.logits(observation["observation"]).astype(np.float64)
+        logits = self.logits(self.observation_vector(observation, view)).astype(np.float64)
         masked = np.where(mask, logits, -np.inf)
         if self.deterministic:
             return int(np.argmax(masked))

@@ -103,7 +103,7 @@ class SearchPolicyAgent(PolicyAgent):
         if len(legal) == 1:
             return int(legal[0])
         s = self.search
-        logits, _ = self._forward([np.asarray(observation["observation"], dtype=np.float32)])
+        logits, _ = self._forward([np.asarray(self.observation_vector(observation, view), dtype=np.float32)])
         masked = np.where(mask, logits[0], -np.inf)
         log_prior = masked - masked.max()
         log_prior -= np.log(np.exp(log_prior).sum())
@@ -111,7 +111,7 @@ class SearchPolicyAgent(PolicyAgent):
         candidates = [int(a) for a in order[: s["top_k"]]]
         if len(candidates) == 1:
             return candidates[0]
-        game = self.game
+        game = self.observer or self.game  # states of the game whose observations the network reads
         dets = s["determinizations"]
         rng = random.Random(self.rng.getrandbits(64))
         totals = np.zeros(len(candidates))
@@ -131,7 +131,7 @@ class SearchPolicyAgent(PolicyAgent):
     def _lookahead(self, lines: list[list[Any]]) -> np.ndarray:
         """Play every line on with the network until the seat, after ``rollout_turns`` more moves of
         its own, is to move again (or the game ends, or ``max_plies`` pass); the seat's value of each leaf."""
-        game, seat = self.game, self.seat
+        game, seat = self.observer or self.game, self.seat
         values = np.zeros(len(lines))
         active = []
         for i, (_, state, _) in enumerate(lines):

@@ -158,6 +158,21 @@ def test_time_budget_keeps_whole_rotation_cycles_only():
     assert report["games_scheduled_per_lineup"] == [3000] and "time budget" in report["stop_reason"]
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_budget_never_cuts_the_first_min_cycles_rotations(workers):
+    """The quick league's guarantee: even when the budget is spent before the first game ends, every
+    lineup plays its first ``min_cycles`` whole rotation cycles (and the pool stops soon after)."""
+    lineups = [(HEURISTIC, RANDOM), (NOISY, RANDOM), (HEURISTIC, NOISY)]
+    report = m.evaluate("sequence_v0", lineups, games=40, progress=False, budget_s=0.0, min_cycles=2,
+                        workers=workers)
+    assert report["games_per_lineup"] == [4, 4, 4]  # two cycles of both seat orders each
+    assert "time budget" in report["stop_reason"]
+    for li in range(3):
+        assert sorted(g["index"] for g in report["games"] if g["lineup"] == li) == [0, 1, 2, 3]
+    with pytest.raises(SystemExit, match="min-cycles"):
+        ev.main(["--game", "sequence_v0", "--lineup", "heuristic-v1", "random-v0", "--min-cycles", "-1"])
+
+
 def test_time_budget_gives_every_lineup_of_a_game_the_same_count():
     lineups = [(HEURISTIC, RANDOM), (NOISY, RANDOM), (HEURISTIC, NOISY)]
     tasks, counts = m.schedule("sequence_v0", {}, lineups, games=40)
@@ -295,7 +310,8 @@ def test_older_checkpoint_versions_keeps_the_newest_of_each_family_and_every_bui
 
 def test_quick_league_plays_the_newest_checkpoints_and_says_which_it_left_out(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(envs, "NAMES", ("pans_trial_v0",))
-    code = ev.main(["--all", "--quick", "--budget-s", "0", "--workers", "1", "--out", str(tmp_path), "--no-progress"])
+    code = ev.main(["--all", "--quick", "--budget-s", "0", "--min-cycles", "0", "--workers", "1",
+                    "--out", str(tmp_path), "--no-progress"])
     assert code == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     superseded = ev.older_checkpoint_versions(agents.available("pans_trial_v0"))

@@ -38,7 +38,9 @@ How games are scheduled
 * ``--all --quick`` (the default of ``--all``) plays only the newest version of each family of
   shipped checkpoints (``ppo-search-v4`` but not ``ppo-search-v1`` to ``-v3``); the summary lists
   the older ones under ``left_out``. ``--all --full`` (or ``--games N``) plays every version.
-* ``--quick`` stops starting games after ``QUICK_BUDGET_S`` seconds per game. Lineups are played
+* ``--quick`` stops starting games after ``QUICK_BUDGET_S`` seconds per game, but only once every
+  lineup has played one whole rotation cycle (``--min-cycles``), so that no lineup comes back empty
+  on a slow or busy machine. Lineups are played
   interleaved, rotation cycle by rotation cycle; when the budget runs out every lineup of the game
   keeps the same number of games, made of whole rotation cycles. The report (and ``--all``'s
   summary) says how many games each lineup played out of how many were scheduled, and why it
@@ -138,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--budget-s", type=float,
                         help="stop starting games after this many seconds per game; lineups are then cut to equal "
                         f"whole seat rotations (default: none, or {QUICK_BUDGET_S:.0f} with --quick)")
+    parser.add_argument("--min-cycles", type=int,
+                        help="whole seat rotations every lineup plays even past --budget-s "
+                        "(default: 1 with --quick, else 0)")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                         help="worker processes (default: min(2, cores) = %(default)s)")
     parser.add_argument("--start-method", choices=multiprocessing.get_all_start_methods(),
@@ -161,6 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("--games must be at least 1")
     if args.budget_s is None and quick:
         args.budget_s = QUICK_BUDGET_S
+    if args.min_cycles is None:
+        args.min_cycles = 1 if quick else 0
+    if args.min_cycles < 0:
+        raise SystemExit(f"--min-cycles must be 0 or more, got {args.min_cycles}")
     if args.all:
         if config:
             raise SystemExit("--all evaluates every game with its default config; --config is per game")
@@ -184,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit("--agents needs at least two different agents (use --lineup for self-play)")
         lineups = round_robin([resolve_agent(args.game, a) for a in ids], num_teams)
     report = evaluate(args.game, lineups, games, config, args.seed, args.workers, not args.no_progress,
-                      args.budget_s, args.start_method, args.records)
+                      args.budget_s, args.start_method, args.records, args.min_cycles)
     print_report(report, console)
     paths = write_outputs(report, args.out or pathlib.Path("runs/evaluate") / args.game)
     console.print("wrote " + ", ".join(str(p) for p in paths))
@@ -223,7 +232,7 @@ def _run_all(args, games: int, quick: bool, config: dict[str, Any], console) -> 
             # With only the random player, a self-play lineup still measures the seat advantage.
             lineups = round_robin(ids, num_teams) if len(ids) >= 2 else [(random_id,) * num_teams]
             report = evaluate(name, lineups, games, config, args.seed, args.workers, not args.no_progress,
-                              args.budget_s, args.start_method, args.records)
+                              args.budget_s, args.start_method, args.records, args.min_cycles)
         except Exception as exc:  # one unfinished game must not stop the others
             failures += 1
             console.print(f"[red]{name}: evaluation failed: {type(exc).__name__}: {exc}[/red]")

@@ -165,34 +165,45 @@ def play_all(
     desc: str = "games",
     budget_s: float | None = None,
     start_method: str | None = None,
+    min_cycles: int = 0,
 ) -> list[dict]:
     """Play the tasks (in a process pool when ``workers > 1``); results sorted by lineup and game.
 
-    With ``budget_s``, no new game starts after that many seconds; then every lineup keeps the same
-    number of games made of whole rotation cycles (:func:`equal_cut`), so each agent still plays each
-    side equally often and lineups stay comparable. ``start_method``
+    With ``budget_s``, no new game starts after that many seconds once every lineup has played its
+    first ``min_cycles`` rotation cycles (so a quick report is never empty); then every lineup keeps
+    the same number of games made of whole rotation cycles (:func:`equal_cut`), so each agent still
+    plays each side equally often and lineups stay comparable. ``start_method``
     (``fork``, ``spawn``, ``forkserver``; default: the platform's) picks how workers start; under
     ``spawn`` a worker only knows the agents that register themselves when ``agents`` is imported.
     """
     from tqdm import tqdm
 
     deadline = None if budget_s is None else time.perf_counter() + budget_s
-    bar = tqdm(total=len(tasks), desc=desc, unit="game", disable=not progress, dynamic_ncols=True)
+    # the first min_cycles rotation cycles of every lineup are played whatever the budget
+    owed = {(t.lineup_index, t.game_index) for t in tasks if t.cycle < min_cycles}
     results: list[dict] = []
+
+    def add(outcome: dict) -> None:
+        results.append(outcome)
+        owed.discard((outcome["lineup"], outcome["index"]))
+        bar.update()
+
+    def out_of_time() -> bool:
+        return deadline is not None and not owed and time.perf_counter() > deadline
+
+    bar = tqdm(total=len(tasks), desc=desc, unit="game", disable=not progress, dynamic_ncols=True)
     try:
         if workers <= 1 or len(tasks) <= 1:
             for task in tasks:
-                if deadline is not None and time.perf_counter() > deadline:
+                if out_of_time():
                     break
-                results.append(play_task(task))
-                bar.update()
+                add(play_task(task))
         else:
             chunk = 1 if deadline is not None else max(1, min(16, len(tasks) // (workers * 8)))
             with multiprocessing.get_context(start_method).Pool(processes=workers) as pool:
                 for outcome in pool.imap_unordered(play_task, tasks, chunksize=chunk):
-                    results.append(outcome)
-                    bar.update()
-                    if deadline is not None and time.perf_counter() > deadline:
+                    add(outcome)
+                    if out_of_time():
                         pool.terminate()
                         break
     finally:
@@ -353,10 +364,12 @@ def evaluate(
     budget_s: float | None = None,
     start_method: str | None = None,
     records: str | pathlib.Path | None = None,
+    min_cycles: int = 0,
 ) -> dict[str, Any]:
     """Play every lineup ``games`` times (rounded up to whole rotations) and return the report.
 
-    ``budget_s`` stops starting new games after that many seconds (whole rotation cycles kept).
+    ``budget_s`` stops starting new games after that many seconds (whole rotation cycles kept), but
+    not before every lineup has played ``min_cycles`` whole rotation cycles.
     ``records`` names a folder where every game kept in the report is written as a JSON record
     (:func:`record_file` names them; each result's ``record`` holds its file name).
     """
@@ -372,7 +385,7 @@ def evaluate(
     if records is not None:
         tasks = [replace(task, record=True) for task in tasks]
     start = time.perf_counter()
-    results = play_all(tasks, workers, progress, game_name, budget_s, start_method)
+    results = play_all(tasks, workers, progress, game_name, budget_s, start_method, min_cycles)
     elapsed = time.perf_counter() - start
     if records is not None:  # only the games kept in the report (a time budget may cut some)
         write_records(game_name, results, records)

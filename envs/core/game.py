@@ -82,6 +82,11 @@ class Game(abc.ABC):
     #: entity); ``action_blocks``, ``[offset, first_action, count]`` ranges outside the table that are
     #: about actions in the same way. A game whose table depends on its config sets it per instance.
     table_layout: ClassVar[dict[str, Any] | None] = None
+    #: Config keywords that change only what a seat observes, never the rules, the actions or the
+    #: returns (Wizard Arena's ``observation_version``). A policy trained with other values of these
+    #: keywords can still sit at this game's tables: it encodes its own observation from the seat's
+    #: view (:meth:`observe_view`). See :meth:`same_rules`.
+    observation_keys: ClassVar[tuple[str, ...]] = ()
     #: Named configurations (keyword dicts) that the generic tests, golden files and tools cover.
     config_families: ClassVar[dict[str, dict[str, Any]]] = {"default": {}}
     #: Configurations timed by ``python -m benchmarks.run`` (label -> keywords).
@@ -288,6 +293,31 @@ class Game(abc.ABC):
             raise ConfigError(
                 f"{self.name}: unknown config keyword(s) {unknown}; known keywords: {sorted(known)}"
             )
+
+    def same_rules(self, other: Game) -> bool:
+        """Whether ``other`` is this game with at most its :attr:`observation_keys` set differently:
+        the same rules, actions and returns, observed through another encoding."""
+        if type(other) is not type(self):
+            return False
+        skip = set(self.observation_keys)
+        mine = {k: v for k, v in self.config.items() if k not in skip}
+        theirs = {k: v for k, v in other.config.items() if k not in skip}
+        return _same_json(mine, theirs)
+
+    def observe_view(self, view: dict[str, Any], seat: int, table_game: Game,
+                     table_observation: np.ndarray) -> np.ndarray:
+        """This game's observation for ``seat`` in the position that ``view`` describes, at a table
+        of ``table_game`` (the same rules, other :attr:`observation_keys`) that gave the seat
+        ``table_observation``. The position is rebuilt from the view; what that draws at random is
+        hidden from the seat, so the observation does not depend on it. A game whose observation
+        carries a table setting the view lacks (Wizard Arena's step limit) copies it over from
+        ``table_observation`` in an override."""
+        if not self.same_rules(table_game):
+            raise ValueError(
+                f"{self!r} re-encodes observations only from a table with the same rules (differing at "
+                f"most in {list(self.observation_keys)}), not from {table_game!r}"
+            )
+        return self.observe(self.state_from_view(view, random.Random(0)), seat)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.config.items())

@@ -90,6 +90,8 @@ class WizardArenaGame(Game):
     }
     # Perfect information: only the random generator's future is unknown to the seats.
     hidden_information = False
+    # observation_version changes only the encoding: a policy trained on version 3 plays at a version 2 table.
+    observation_keys = ("observation_version",)
     benchmark_configs = {"6 bots": {}, "16 bots": {"num_bots": 16}, "6 bots, observation 3": {"observation_version": 3}}
     rule_variants = {
         "no health": {"health": 0},
@@ -219,6 +221,13 @@ class WizardArenaGame(Game):
         data = {k: v for k, v in view.items() if k != "seat"}
         data["rng"] = rng_to_json(random.Random(rng.getrandbits(64)))
         return self.load_state(data)
+
+    def observe_view(self, view: dict[str, Any], seat: int, table_game: Game,
+                     table_observation: np.ndarray) -> np.ndarray:
+        # The view has no step limit (the table's max_cycles): "time left" comes from the table's own.
+        obs = np.array(super().observe_view(view, seat, table_game, table_observation))
+        obs[self._time_left_at] = table_observation[table_game._time_left_at]
+        return obs
 
     def action_to_string(self, action: int) -> str:
         return ACTION_NAMES[action]
