@@ -277,9 +277,16 @@ def test_all_mode_covers_every_listed_game(tmp_path, monkeypatch):
     code = ev.main(["--all", "--games", "2", "--workers", "1", "--out", str(tmp_path), "--no-progress"])
     assert code == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert set(summary["games"]) == {"sequence_v0"}
-    assert (tmp_path / "sequence_v0" / "results.json").exists()
+    # the default table, and one for the config the shipped team checkpoints were trained for
+    teams = "sequence_v0-players_per_team=2"
+    assert set(summary["games"]) == {"sequence_v0", teams}
+    assert (tmp_path / "sequence_v0" / "results.json").exists() and (tmp_path / teams / "results.json").exists()
     assert RANDOM in summary["games"]["sequence_v0"]["elo"]
+    assert summary["games"][teams]["config"] == {"players_per_team": 2}
+    team_players = set(summary["games"][teams]["elo"])
+    assert {RANDOM, HEURISTIC, "sequence_v0/ppo-teams-v1", "sequence_v0/ppo-teams-search-v1"} <= team_players
+    assert "sequence_v0/ppo-v4" not in team_players and "sequence_v0/ppo-teams-v1" not in summary["games"]["sequence_v0"]["elo"]
+    assert "plays at its own table, " + teams in summary["left_out"]["sequence_v0/ppo-teams-v1"]
 
 
 @pytest.mark.parametrize(

@@ -33,8 +33,12 @@ How games are scheduled
   only on its task, never on the worker that played it or on earlier games, and ``--workers``
   only changes the speed. (A fresh agent per game also means a checkpoint policy is loaded once
   per game and seat unless its loader caches models.)
-* ``--all`` uses every game's default config and leaves out, with a warning, any registered agent
-  that cannot sit at it (for instance a checkpoint trained for another config).
+* ``--all`` plays every game at its default config, leaving out, with a warning, any registered
+  agent that cannot sit there. A shipped checkpoint trained for another config (Sequence's team
+  policies, ``players_per_team=2``) gets a second table of that config, shared with every agent
+  that can sit at it; its output folder and summary key name the keywords
+  (``sequence_v0-players_per_team=2``). A checkpoint whose config differs only in the game's
+  ``observation_keys`` plays the default table (it re-encodes its observations).
 * ``--all --quick`` (the default of ``--all``) plays only the newest version of each family of
   shipped checkpoints (``ppo-search-v4`` but not ``ppo-search-v1`` to ``-v3``); the summary lists
   the older ones under ``left_out``. ``--all --full`` (or ``--games N``) plays every version.
@@ -125,8 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     who.add_argument("--lineup", nargs="+", metavar="ID",
                      help="one agent id per team, e.g. heuristic-v1 random-v0 random-v0 (default: none, use --agents)")
     who.add_argument("--all", action="store_true",
-                     help="every game in envs.NAMES with its default config: round robin of all its registered agents "
-                     "(default: off)")
+                     help="every game in envs.NAMES with its default config: round robin of all its registered agents, "
+                     "plus a table for each other config shipped checkpoints were trained for (default: off)")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true",
                       help=f"up to {QUICK_GAMES} games per lineup, at most {QUICK_BUDGET_S:.0f} s per game; "
@@ -203,60 +207,101 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_all(args, games: int, quick: bool, config: dict[str, Any], console) -> int:
-    """Every game in ``envs.NAMES`` with its default config: a round robin of all its agents."""
+    """Every game in ``envs.NAMES``: a round robin of all its agents with the game's default config,
+    then one more for each other config that shipped checkpoints were trained for (their own table,
+    with every agent that can sit there)."""
     out_root = args.out or pathlib.Path("runs/evaluate/all")
     summary: dict[str, Any] = {"games_per_lineup": games, "budget_s": args.budget_s, "seed": args.seed, "games": {}}
     failures = 0
     for name in envs.NAMES:
-        random_id = f"{name}/random-v0"
-        ids = [random_id]
-        for agent_id in agents.available(name):
-            if agent_id == random_id:
+        for label, table_config, ids in league_tables(name, quick, summary, console):
+            try:
+                _, num_teams = table_facts(name, table_config)
+                # With only the random player, a self-play lineup still measures the seat advantage.
+                lineups = round_robin(ids, num_teams) if len(ids) >= 2 else [(ids[0],) * num_teams]
+                report = evaluate(name, lineups, games, table_config, args.seed, args.workers, not args.no_progress,
+                                  args.budget_s, args.start_method, args.records, args.min_cycles)
+            except Exception as exc:  # one unfinished game must not stop the others
+                failures += 1
+                console.print(f"[red]{label}: evaluation failed: {type(exc).__name__}: {exc}[/red]")
+                summary["games"][label] = {"error": f"{type(exc).__name__}: {exc}"}
                 continue
-            problem = cannot_play(agent_id, name, config)
-            if problem:  # e.g. a checkpoint trained for another config
-                console.print(f"[yellow]{name}: leaving out {agent_id}: {problem}[/yellow]")
-                summary.setdefault("left_out", {})[agent_id] = problem
-            else:
+            print_report(report, console)
+            write_outputs(report, out_root / label)
+            summary["games"][label] = {
+                "game": name,
+                "config": table_config,
+                "elo": report["league"]["elo"],
+                "agents": report["agents"],
+                "lineups": [lineup_label(line["teams"]) for line in report["lineups"]],
+                "games_per_lineup": report["games_per_lineup"],
+                "games_scheduled_per_lineup": report["games_scheduled_per_lineup"],
+                "stop_reason": report["stop_reason"],
+                "end_reasons": report["end_reasons"],
+                "seconds": report["seconds"],
+            }
+    out_root.mkdir(parents=True, exist_ok=True)
+    (out_root / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print_all_summary(summary, console)
+    console.print(f"wrote {out_root}/<table>/results.json, winrates.png, league.png and {out_root}/summary.json")
+    if args.records:
+        console.print(f"wrote the game records to {args.records}")
+    return 1 if failures else 0
+
+
+def table_label(game_name: str, config: dict[str, Any]) -> str:
+    """A table's name in ``--all``'s output (and its folder): the game, then any keywords set."""
+    return game_name + "".join(f"-{k}={json.dumps(v)}" for k, v in sorted(config.items()))
+
+
+def league_tables(game_name: str, quick: bool, summary: dict[str, Any],
+                  console) -> list[tuple[str, dict[str, Any], list[str]]]:
+    """``--all``'s tables for one game: ``(label, config, agent ids)``, the default config first.
+
+    A checkpoint that cannot sit at the default table because it was trained for another config
+    gets a table of that config (the keywords that differ from the defaults), shared with every
+    checkpoint of the same config and every agent that can sit there. With ``quick`` a table plays
+    only the newest version of each checkpoint family. What is left out, and why, goes in
+    ``summary["left_out"]``.
+    """
+    from agents.checkpoint import scan_index
+
+    random_id = f"{game_name}/random-v0"
+    everyone = [random_id] + [a for a in agents.available(game_name) if a != random_id]
+    trained_for = {entry["id"]: entry["config"] for entry in scan_index()[0] if entry["game"] == game_name}
+    default = envs.make_game(game_name).config
+    configs: list[dict[str, Any]] = [{}]
+    own_table: dict[str, str] = {}  # checkpoint id -> the label of the table of its own config
+    for agent_id in everyone:
+        if agent_id in trained_for and cannot_play(agent_id, game_name, {}):
+            own = {k: v for k, v in trained_for[agent_id].items() if default.get(k) != v}
+            if own and cannot_play(agent_id, game_name, own) is None:
+                own_table[agent_id] = table_label(game_name, own)
+                if own not in configs:
+                    configs.append(own)
+    tables = []
+    for table_config in configs:
+        label = table_label(game_name, table_config)
+        ids = []
+        for agent_id in everyone:
+            problem = cannot_play(agent_id, game_name, table_config)
+            if problem is None:
                 ids.append(agent_id)
+            elif not table_config:  # said once, at the default table
+                if agent_id in own_table:
+                    problem = f"trained for another config; plays at its own table, {own_table[agent_id]}"
+                console.print(f"[yellow]{label}: leaving out {agent_id}: {problem}[/yellow]")
+                summary.setdefault("left_out", {})[agent_id] = problem
         if quick:  # a quick league: the newest checkpoint of each family
             superseded = older_checkpoint_versions(ids)
             for agent_id, newest in superseded.items():
                 summary.setdefault("left_out", {})[agent_id] = f"superseded by {newest} (--full plays every version)"
             ids = [a for a in ids if a not in superseded]
             if superseded:
-                console.print(f"{name}: the quick league plays the newest version of each checkpoint; leaving out "
+                console.print(f"{label}: the quick league plays the newest version of each checkpoint; leaving out "
                               f"{', '.join(sorted(a.split('/', 1)[1] for a in superseded))} (--full plays them all)")
-        try:
-            _, num_teams = table_facts(name, config)
-            # With only the random player, a self-play lineup still measures the seat advantage.
-            lineups = round_robin(ids, num_teams) if len(ids) >= 2 else [(random_id,) * num_teams]
-            report = evaluate(name, lineups, games, config, args.seed, args.workers, not args.no_progress,
-                              args.budget_s, args.start_method, args.records, args.min_cycles)
-        except Exception as exc:  # one unfinished game must not stop the others
-            failures += 1
-            console.print(f"[red]{name}: evaluation failed: {type(exc).__name__}: {exc}[/red]")
-            summary["games"][name] = {"error": f"{type(exc).__name__}: {exc}"}
-            continue
-        print_report(report, console)
-        write_outputs(report, out_root / name)
-        summary["games"][name] = {
-            "elo": report["league"]["elo"],
-            "agents": report["agents"],
-            "lineups": [lineup_label(line["teams"]) for line in report["lineups"]],
-            "games_per_lineup": report["games_per_lineup"],
-            "games_scheduled_per_lineup": report["games_scheduled_per_lineup"],
-            "stop_reason": report["stop_reason"],
-            "end_reasons": report["end_reasons"],
-            "seconds": report["seconds"],
-        }
-    out_root.mkdir(parents=True, exist_ok=True)
-    (out_root / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    print_all_summary(summary, console)
-    console.print(f"wrote {out_root}/<game>/results.json, winrates.png, league.png and {out_root}/summary.json")
-    if args.records:
-        console.print(f"wrote the game records to {args.records}")
-    return 1 if failures else 0
+        tables.append((label, table_config, ids))
+    return tables
 
 
 def older_checkpoint_versions(agent_ids: Sequence[str]) -> dict[str, str]:
