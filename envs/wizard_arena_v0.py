@@ -89,7 +89,9 @@ Config keywords
 ``gary_roams``        False    True: Gary takes one random step each round
 ``observation_version`` 2     1: the first release's observation, without the seat and declined
                                features of the bots table (kept so that ``wizard_arena_v0/ppo-v1``,
-                               trained on it, still loads); 3: adds the walking blocks (above)
+                               trained on it, still loads); 3: adds the walking blocks (above).
+                               An observation key (``Game.observation_keys``): a policy trained on
+                               one version plays at tables of another, re-encoding from its view
 ``max_cycles``        400      (env keyword) truncation cap in cycles of n actions
 ``render_mode``       None     "ansi", "rgb_array" or "human"
 ====================  =======  =========================================================================

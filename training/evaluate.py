@@ -177,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.all:
         if config:
             raise SystemExit("--all evaluates every game with its default config; --config is per game")
-        return _run_all(args, games, quick, config, console)
+        return _run_all(args, games, quick, console)
     if args.game not in envs.NAMES:
         raise SystemExit(f"unknown game {args.game!r}; available: {list(envs.NAMES)}")
     try:
@@ -206,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _run_all(args, games: int, quick: bool, config: dict[str, Any], console) -> int:
+def _run_all(args, games: int, quick: bool, console) -> int:
     """Every game in ``envs.NAMES``: a round robin of all its agents with the game's default config,
     then one more for each other config that shipped checkpoints were trained for (their own table,
     with every agent that can sit there)."""
@@ -251,7 +251,7 @@ def _run_all(args, games: int, quick: bool, config: dict[str, Any], console) -> 
 
 def table_label(game_name: str, config: dict[str, Any]) -> str:
     """A table's name in ``--all``'s output (and its folder): the game, then any keywords set."""
-    return game_name + "".join(f"-{k}={json.dumps(v)}" for k, v in sorted(config.items()))
+    return game_name + "".join(f"-{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in sorted(config.items()))
 
 
 def league_tables(game_name: str, quick: bool, summary: dict[str, Any],
