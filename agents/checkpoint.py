@@ -311,10 +311,12 @@ class PolicyAgent(Agent):
                 if not trained.same_rules(game):
                     rules = [k for k in trained.config if k not in trained.observation_keys
                              and trained.config[k] != game.config.get(k)]
+                    allowed = (f"differs at most in {list(trained.observation_keys)}" if trained.observation_keys
+                               else "is the one it was trained for")
                     raise CheckpointError(
                         f"{self.agent_id or 'policy'} was trained for {self.game_name} with {trained.config}, "
                         f"but this game has {game.config}: the rules differ in {rules} (a policy plays at a "
-                        f"table whose config differs at most in {list(trained.observation_keys)})"
+                        f"table whose config {allowed})"
                     )
                 self.observer = trained
 

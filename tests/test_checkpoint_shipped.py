@@ -50,6 +50,6 @@ def test_a_policy_folder_loaded_without_a_config_still_refuses_another_config():
     from agents.checkpoint import CheckpointError, PolicyAgent
 
     bot = PolicyAgent("sequence_v0", path=REPO / "checkpoints" / "sequence_v0" / "ppo-v1")
-    with pytest.raises(CheckpointError, match="was trained for"):
+    with pytest.raises(CheckpointError, match=r"was trained for.*rules differ in \['num_teams'\].*the one it was"):
         bot.reset(0, envs.make_game("sequence_v0", num_teams=3))
     bot.reset(0, envs.make_game("sequence_v0"))
