@@ -186,9 +186,10 @@ def test_walking_distances_match_reference(size, density):
         open_cells = [p and rng.random() > 0.1 for p in arena.passable]
         sources = rng.sample(arena.free_cells, rng.randint(1, 3))
         assert spread(size, open_cells, sources) == reference_spread(size, open_cells, sources)
-    for source in rng.sample(arena.free_cells, 5):
+    blocked = [c for c in range(size * size) if not arena.passable[c]]
+    for source in rng.sample(arena.free_cells, 5) + blocked[:2]:
         want = reference_spread(size, arena.passable, [source])
-        assert arena.walking_distances(source) == want
+        assert arena.walking_distances(source) == want == spread(size, arena.passable, [source])
         assert arena.walking_distances(source) is arena.walking_distances(source)  # cached
     rows = arena.rows()
     rows[0] = "x"
