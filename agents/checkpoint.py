@@ -308,9 +308,8 @@ class PolicyAgent(Agent):
         if self.trained_config:
             trained = self._trained_game()
             if trained.config != game.config:
-                if not trained.same_rules(game):
-                    rules = [k for k in trained.config if k not in trained.observation_keys
-                             and trained.config[k] != game.config.get(k)]
+                rules = trained.rule_differences(game)
+                if rules:
                     allowed = (f"differs at most in {list(trained.observation_keys)}" if trained.observation_keys
                                else "is the one it was trained for")
                     raise CheckpointError(

@@ -271,9 +271,10 @@ def league_tables(game_name: str, quick: bool, summary: dict[str, Any],
     trained_for = {entry["id"]: entry["config"] for entry in scan_index()[0] if entry["game"] == game_name}
     default = envs.make_game(game_name).config
     configs: list[dict[str, Any]] = [{}]
+    at_default = {agent_id: cannot_play(agent_id, game_name, {}) for agent_id in everyone}
     own_table: dict[str, str] = {}  # checkpoint id -> the label of the table of its own config
     for agent_id in everyone:
-        if agent_id in trained_for and cannot_play(agent_id, game_name, {}):
+        if agent_id in trained_for and at_default[agent_id]:
             own = {k: v for k, v in trained_for[agent_id].items() if default.get(k) != v}
             if own and cannot_play(agent_id, game_name, own) is None:
                 own_table[agent_id] = table_label(game_name, own)
@@ -284,7 +285,7 @@ def league_tables(game_name: str, quick: bool, summary: dict[str, Any],
         label = table_label(game_name, table_config)
         ids = []
         for agent_id in everyone:
-            problem = cannot_play(agent_id, game_name, table_config)
+            problem = cannot_play(agent_id, game_name, table_config) if table_config else at_default[agent_id]
             if problem is None:
                 ids.append(agent_id)
             elif not table_config:  # said once, at the default table

@@ -294,15 +294,19 @@ class Game(abc.ABC):
                 f"{self.name}: unknown config keyword(s) {unknown}; known keywords: {sorted(known)}"
             )
 
+    def rule_differences(self, other: Game) -> list[str]:
+        """The config keywords, :attr:`observation_keys` aside, whose values differ between this game
+        and ``other`` (of the same class), compared as JSON values where types count."""
+        skip = set(self.observation_keys)
+        keys = [k for k in self.config if k not in skip] + [
+            k for k in other.config if k not in skip and k not in self.config]
+        missing = object()
+        return [k for k in keys if not _same_json(self.config.get(k, missing), other.config.get(k, missing))]
+
     def same_rules(self, other: Game) -> bool:
         """Whether ``other`` is this game with at most its :attr:`observation_keys` set differently:
         the same rules, actions and returns, observed through another encoding."""
-        if type(other) is not type(self):
-            return False
-        skip = set(self.observation_keys)
-        mine = {k: v for k, v in self.config.items() if k not in skip}
-        theirs = {k: v for k, v in other.config.items() if k not in skip}
-        return _same_json(mine, theirs)
+        return type(other) is type(self) and not self.rule_differences(other)
 
     def observe_view(self, view: dict[str, Any], seat: int, table_game: Game,
                      table_observation: np.ndarray) -> np.ndarray:

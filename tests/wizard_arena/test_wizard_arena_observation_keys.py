@@ -66,6 +66,8 @@ def test_same_rules_ignores_only_the_observation_keys():
     assert default.same_rules(envs.make_game("wizard_arena_v0", observation_version=3))
     assert not default.same_rules(envs.make_game("wizard_arena_v0", num_bots=5))
     assert not default.same_rules(envs.make_game("wizard_arena_v0", gary_roams=True))
+    other = envs.make_game("wizard_arena_v0", num_bots=5, gary_roams=True, observation_version=3)
+    assert default.rule_differences(other) == ["num_bots", "gary_roams"]
     assert not default.same_rules(envs.make_game("sequence_v0"))
     # games that declare no observation keys compare their whole config
     assert envs.make_game("sequence_v0").same_rules(envs.make_game("sequence_v0"))
