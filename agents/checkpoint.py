@@ -68,6 +68,7 @@ __all__ = [
     "CheckpointWarning",
     "PolicyAgent",
     "checkpoint_dir",
+    "policy_folder",
     "read_index",
     "register_checkpoint",
     "register_index",
@@ -209,6 +210,33 @@ def read_index(folder: pathlib.Path | None = None) -> list[dict[str, Any]]:
     if problems:
         raise CheckpointError("; ".join(problems))
     return good
+
+
+def policy_folder(ref: str | os.PathLike[str], root: pathlib.Path | None = None) -> pathlib.Path:
+    """The policy folder that ``ref`` names, for tools that take "a policy" on the command line.
+
+    ``ref`` is a checkpoint id listed in ``root``'s index (the checkpoint folder by default), a
+    folder holding ``policy.json`` or a training run folder (its ``policy/``). Anything else raises a
+    :class:`CheckpointError` saying which of the three was looked for. The folder's files are not
+    read here; load them with :func:`agents.policy_io.load_policy`.
+    """
+    root = root or checkpoint_dir()
+    text = os.fspath(ref)
+    good, bad, _ = scan_index(root)
+    if text in bad:
+        raise CheckpointError(bad[text])
+    for entry in good:
+        if entry["id"] == text:
+            return inside(root, entry["path"], "path")
+    path = pathlib.Path(text)
+    for folder in (path, path / "policy"):
+        if (folder / SPEC_FILE).is_file():
+            return folder
+    ids = sorted(e["id"] for e in good)
+    raise CheckpointError(
+        f"{text!r} is neither a checkpoint id of {root / INDEX_FILE} ({', '.join(ids) or 'none listed'}) "
+        f"nor a folder holding {SPEC_FILE} (a policy folder, or a run folder with policy/{SPEC_FILE})"
+    )
 
 
 # -------------------------------------------------------------------------------------------------

@@ -588,3 +588,83 @@ def test_teacher_workers_leave_when_the_trainer_is_killed(tmp_path):
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(alive(p) for p in pids)
+
+
+def test_init_policy_starts_a_new_run_from_another_runs_weights(tmp_path):
+    from safetensors.torch import load_file
+
+    first = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", "--hidden", "32", steps=64)
+    start = load_file(str(first / "policy" / "policy.safetensors"))
+    second = tmp_path / "second"
+    args = ppo.parse_args(["--game", "pans_trial_v0", "--run-dir", str(second), "--init-policy", str(first),
+                           "--hidden", "32", "--opponents", "random-v0", "self", "--teacher", "", "--seed", "5",
+                           "--total-steps", "64", "--eval-every", "64", *TINY])
+    trainer = ppo.Trainer(args)
+    # The run starts at step 0 with the other run's weights, and its 'self' pool starts with them too.
+    assert trainer.step == 0
+    for name, tensor in trainer.net.state_dict().items():
+        assert torch.equal(tensor, start[name]), name
+        assert torch.equal(trainer.snapshots[0].state_dict()[name], start[name]), name
+    trainer.run()
+    origin = {"policy": str(first / "policy"), "steps": 64, "cpu_seconds": json.loads(
+        (first / "policy" / "policy.json").read_text())["meta"]["cpu_seconds"]}
+    state = json.loads((second / "checkpoint" / "state.json").read_text())
+    assert state["init_origin"] == origin and state["step"] == 64
+    assert json.loads((second / "policy" / "policy.json").read_text())["meta"]["init_origin"] == origin
+    assert json.loads((second / "args.json").read_text())["init_policy"] == str(first)
+    # Resuming continues the run's own weights (not the starting policy's) and keeps the origin;
+    # the starting policy cannot be swapped on resume.
+    resumed = ppo.Trainer(ppo.parse_args(["--resume", str(second), "--total-steps", "128", "--no-progress"]))
+    saved = load_file(str(second / "checkpoint" / "model.safetensors"))
+    assert resumed.init_origin == origin
+    assert all(torch.equal(t, saved[n]) for n, t in resumed.net.state_dict().items())
+    assert not all(torch.equal(t, start[n]) for n, t in resumed.net.state_dict().items())
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--resume", str(second), "--init-policy", str(first)])
+
+
+def test_init_policy_from_a_shipped_id_loads_its_weights(tmp_path):
+    from safetensors.torch import load_file
+
+    from agents.checkpoint import checkpoint_dir, policy_folder
+
+    folder = policy_folder("pans_trial_v0/ppo-v3")
+    assert folder == checkpoint_dir() / "pans_trial_v0" / "ppo-v3"
+    args = ppo.parse_args(["--game", "pans_trial_v0", "--run-dir", str(tmp_path / "run"), "--init-policy",
+                           "pans_trial_v0/ppo-v3", "--conv-channels", "32", "--hidden", "256", "--teacher", "",
+                           "--opponents", "random-v0", *TINY])
+    trainer = ppo.Trainer(args)
+    shipped = load_file(str(folder / "policy.safetensors"))
+    assert all(torch.equal(t, shipped[n]) for n, t in trainer.net.state_dict().items())
+    assert trainer.init_origin["steps"] == 1_587_200
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["--game", "pans_trial_v0", "--init-policy", "pans_trial_v0/ppo-v3"],
+         "conv_channels 32 (these flags: 16), hidden 256 (these flags: 128); its run used --net auto "
+         "--conv-channels 32 --conv-layers 2 --first-kernel 3 --hidden 256"),
+        (["--game", "pans_trial_v0", "--init-policy", "sequence_v0/ppo-v4"], "policy for 'sequence_v0', not 'pans_trial_v0'"),
+        (["--game", "sequence_v0", "--config", '{"players_per_team": 2}', "--init-policy", "sequence_v0/ppo-v4"],
+         "'players_per_team': 1"),
+        (["--game", "wizard_arena_v0", "--init-policy", "wizard_arena_v0/ppo-v4"], "observation_version"),
+        (["--game", "pans_trial_v0", "--init-policy", "pans_trial_v0/nothing-v9"],
+         "neither a checkpoint id of"),
+        (["--game", "pans_trial_v0", "--init-policy", "no/such/folder"], "nor a folder holding policy.json"),
+    ],
+)
+def test_init_policy_that_cannot_start_the_run_is_refused_saying_why(argv, needle, capsys):
+    with pytest.raises(SystemExit):
+        ppo.parse_args([*argv, "--teacher", ""])
+    err = capsys.readouterr().err
+    assert "--init-policy" in err and needle in err
+
+
+def test_init_policy_refuses_a_damaged_policy_file(tmp_path, capsys):
+    run = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", "--hidden", "32", steps=64)
+    weights = run / "policy" / "policy.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--game", "pans_trial_v0", "--init-policy", str(run), "--hidden", "32", "--teacher", ""])
+    assert "not a valid safetensors file" in capsys.readouterr().err

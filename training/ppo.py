@@ -3,6 +3,8 @@
     python -m training.ppo --game sequence_v0 --name kick --total-steps 3000000
     python -m training.ppo --resume runs/ppo/sequence_v0-kick          # continue the same run
     python -m training.ppo --evaluate runs/ppo/sequence_v0-kick --eval-games 400
+    python -m training.ppo --game pans_trial_v0 --name tune --init-policy pans_trial_v0/ppo-v3 \
+        --conv-channels 32 --hidden 256                               # a new run from a shipped policy
 
 Reads top to bottom (CleanRL's shape): the ``Args`` dataclass documents every option, seeding
 happens in one place (``main``), the loop collects a rollout then updates.
@@ -34,6 +36,12 @@ happens in one place (``main``), the loop collects a rollout then updates.
   ``bc_buffer.safetensors``, while cloning is still to run); it may
   change the settings in :data:`RESUME_CHANGEABLE` (budget, evaluation, league, update and learning rates,
   teacher workers), nothing else.
+* **Starting from a saved policy.** ``--init-policy`` starts a new run (its own folder, step 0, a
+  fresh optimizer) from the weights of a shipped checkpoint id, a policy folder or another run's
+  policy, loaded through the same validating loader as any checkpoint. Its game, config and network
+  must be this run's; a mismatch is refused with the flags its run used. The origin (and its own
+  steps and CPU seconds) is kept in the run's state and in every policy it writes, so a report can
+  add up the compute.
 * **Evaluation.** Every ``eval_every`` steps the greedy policy (most likely legal action) plays
   ``eval_games`` seeded games against each of ``eval_opponents``, seats rotated; a win is first
   place for the learner's team (ties shared first place count, as in ``training.evaluate``).
@@ -62,7 +70,8 @@ import agents
 import envs
 from agents.nets import default_arch
 from agents.runner import seat_inputs
-from agents.policy_io import ARCHITECTURES, load_policy, save_policy
+from agents.checkpoint import policy_folder
+from agents.policy_io import ARCHITECTURES, CheckpointError, load_policy, save_policy
 from agents.scoring import score_teams
 from training.cli import dataclass_parser
 from training.stats import wilson_interval
@@ -84,6 +93,9 @@ class Args:
     """run folder (checkpoints, logs, curve, policy); never put it under checkpoints/"""
     resume: str = ""
     """continue this run folder from its last checkpoint (only budget, eval, league, update settings may change)"""
+    init_policy: str = ""
+    """start a new run from a saved policy's weights: a checkpoint id (e.g. pans_trial_v0/ppo-v3), a policy
+    folder or a run folder; its game, config and network must be this run's (a mismatch names the flags)"""
     evaluate: str = ""
     """only evaluate the policy of this run folder (or a policy folder) against --eval-opponents and exit"""
     seed: int = 1
@@ -169,6 +181,9 @@ class Args:
     progress: bool = True
     """show a progress bar"""
 
+
+#: The arguments that shape the network (an --init-policy must have been trained with the same).
+NET_ARGS = ("net", "conv_channels", "conv_layers", "first_kernel", "hidden")
 
 #: Arguments a resumed run may change (everything else — game, network, seeds, teacher — is fixed).
 #: The cloning schedule may change: ``--bc-steps`` below the run's step ends cloning there and PPO
@@ -268,6 +283,45 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
             fail(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
     if args.net not in ("auto", "board_conv", "mlp_ac", "table_entity"):
         fail(f"--net must be auto, board_conv, mlp_ac or table_entity, got {args.net!r}")
+    if args.init_policy and not args.resume:
+        try:
+            load_init_policy(args)
+        except (CheckpointError, ValueError) as exc:
+            fail(f"--init-policy: {exc}")
+
+
+def _arch_of(args: Args, game: Any) -> tuple[str, dict[str, Any]]:
+    return default_arch(game, args.net, conv_channels=args.conv_channels, conv_layers=args.conv_layers,
+                        hidden=args.hidden, first_kernel=args.first_kernel)
+
+
+def load_init_policy(args: Args) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """The weights of ``args.init_policy`` and where they came from, or a ``CheckpointError`` saying why
+    they cannot start this run (another game, config or network; the flags of its network are named)."""
+    folder = policy_folder(args.init_policy)
+    game = envs.make_game(args.game, **json.loads(args.config))
+    module, spec = load_policy(folder, game=args.game)
+    theirs = envs.make_game(spec["game"], **spec["config"]).config
+    if theirs != game.config:
+        raise CheckpointError(f"{folder} was trained at config {theirs}, this run plays {game.config}; pass --config "
+                              f"{json.dumps(spec['config'])!r}")
+    arch, arch_kwargs = _arch_of(args, game)
+    if (arch, arch_kwargs) != (spec["arch"], spec["arch_kwargs"]):
+        saved = spec["meta"].get("args") if isinstance(spec["meta"].get("args"), dict) else {}
+        flags = " ".join(f"--{k.replace('_', '-')} {saved[k]}" for k in NET_ARGS if k in saved)
+        theirs_kw, ours_kw = spec["arch_kwargs"], arch_kwargs
+        if spec["arch"] != arch:
+            differ = f"it is {spec['arch']}, these flags build {arch}"
+        else:
+            keys = sorted(k for k in set(theirs_kw) | set(ours_kw) if theirs_kw.get(k) != ours_kw.get(k))
+            differ = ", ".join(f"{k} {theirs_kw.get(k)} (these flags: {ours_kw.get(k)})" for k in keys)
+        raise CheckpointError(
+            f"{folder} holds another {spec['arch']} network than this run's: {differ}; "
+            + (f"its run used {flags}" if flags else "choose --net and its size flags to match")
+        )
+    meta = spec["meta"]
+    origin = {"policy": str(folder), "steps": meta.get("steps"), "cpu_seconds": meta.get("cpu_seconds")}
+    return module.state_dict(), origin
 
 
 def _read_json(path: pathlib.Path) -> dict[str, Any]:
@@ -479,14 +533,7 @@ class Trainer:
         self.run_dir = pathlib.Path(args.run_dir or f"runs/ppo/{args.game}-{args.name}")
         self.obs_shape = tuple(self.game.observation_shape)
         self.num_actions = self.game.num_actions
-        self.arch, self.arch_kwargs = default_arch(
-            self.game,
-            args.net,
-            conv_channels=args.conv_channels,
-            conv_layers=args.conv_layers,
-            hidden=args.hidden,
-            first_kernel=args.first_kernel,
-        )
+        self.arch, self.arch_kwargs = _arch_of(args, self.game)
         self.max_actions = args.max_actions or self.game.default_max_cycles * self.game.num_players
 
         # -- seeding, in one place
@@ -506,6 +553,8 @@ class Trainer:
         self.started_wall = 0.0
         self.cpu_seconds = 0.0
         self.curve: list[dict[str, Any]] = []
+        #: where the starting weights came from (--init-policy): the policy and its own steps and CPU seconds
+        self.init_origin: dict[str, Any] | None = None
         #: settings changed on each resume: [{"step": N, "changed": {name: [before, after]}}]
         self.resumes: list[dict[str, Any]] = []
         #: CPU seconds of this run by part (env = engines, observations, masks, resets).
@@ -541,6 +590,7 @@ class Trainer:
             ):
                 setattr(self, key, state[key])
             self.cpu_breakdown.update(state.get("cpu_breakdown", {}))
+            self.init_origin = state.get("init_origin")
             # The run's history of resumes with changed settings (what args.json alone would lose).
             self.resumes = list(state.get("resumes", []))
             # A setting newer than the run's checkpoint was at its default there (as parse_args reads it).
@@ -566,6 +616,9 @@ class Trainer:
                 raise SystemExit(
                     f"{self.run_dir} already holds a run; continue it with --resume {self.run_dir} or choose another --name"
                 )
+            if args.init_policy:
+                weights, self.init_origin = load_init_policy(args)
+                self.net.load_state_dict(weights)
             self.snapshots.append(self._frozen())  # 'self' before the first snapshot: the starting network
             self.snapshot_steps.append(0)
 
@@ -891,6 +944,7 @@ class Trainer:
             "optimizer": opt_meta,
             "cpu_breakdown": self.cpu_breakdown,
             "resumes": self.resumes,
+            "init_origin": self.init_origin,
             "python_rng": _rng_to_json(self.rng.getstate()),
             "python_global_rng": _rng_to_json(random.getstate()),
             "numpy_rng": _rng_to_json(np.random.get_state()),
@@ -927,6 +981,7 @@ class Trainer:
                 "steps": self.step,
                 "cpu_seconds": round(self.cpu_seconds, 1),
                 "args": dataclasses.asdict(self.args),
+                **({"init_origin": self.init_origin} if self.init_origin else {}),
                 "latest_eval": latest,
             },
         )
