@@ -521,6 +521,19 @@ def test_evaluate_a_run_folder_seeded_with_seats_rotated(tmp_path):
     assert 0 <= result["wilson"][0] <= result["win_rate"] <= result["wilson"][1] <= 1
     assert (run / "policy" / "eval-6-seed1000000.json").exists()
     assert ppo.main(argv)["results"] == report["results"]  # same seeds, same games, same outcome
+    # The game comes from the policy, so its own opponents are accepted without --game.
+    other = ppo.main(["--evaluate", str(run / "policy"), "--eval-games", "2", "--eval-opponents", "experienced-v1"])
+    assert other["game"] == "pans_trial_v0" and other["results"]["experienced-v1"]["games"] == 2
+
+
+def test_evaluate_refuses_another_game_and_a_folder_without_a_policy(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--evaluate", str(tmp_path)])
+    assert "--evaluate" in capsys.readouterr().err
+    run = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", steps=64)
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--evaluate", str(run), "--game", "sequence_v0"])
+    assert "holds a policy for 'pans_trial_v0', not --game 'sequence_v0'" in capsys.readouterr().err
 
 
 def test_list_options_take_values_of_their_annotated_type():

@@ -71,7 +71,7 @@ import envs
 from agents.nets import default_arch
 from agents.runner import seat_inputs
 from agents.checkpoint import policy_folder
-from agents.policy_io import ARCHITECTURES, CheckpointError, load_policy, save_policy
+from agents.policy_io import ARCHITECTURES, CheckpointError, load_policy, read_policy_spec, save_policy
 from agents.scoring import score_teams
 from training.cli import dataclass_parser
 from training.stats import wilson_interval
@@ -239,8 +239,22 @@ def parse_args(argv: list[str] | None = None) -> Args:
         keep = {k: getattr(args, k) for k in changeable if k in given or k == "resume"}
         args = Args(**{**saved, **keep})
         args.run_dir = str(pathlib.Path(args.resume))
+    elif args.evaluate:
+        # The policy says which game and config it plays: its evaluation opponents are checked against those.
+        try:
+            spec = read_policy_spec(_policy_of(pathlib.Path(args.evaluate)))
+        except CheckpointError as exc:
+            parser.error(f"--evaluate: {exc}")
+        if "game" in given and args.game != spec["game"]:
+            parser.error(f"--evaluate: {args.evaluate} holds a policy for {spec['game']!r}, not --game {args.game!r}")
+        args.game, args.config = spec["game"], json.dumps(spec["config"])
     check_args(args, parser.error)
     return args
+
+
+def _policy_of(folder: pathlib.Path) -> pathlib.Path:
+    """A run folder's ``policy/``, or the folder itself (a policy folder)."""
+    return folder / "policy" if (folder / "policy" / "policy.json").exists() else folder
 
 
 def check_args(args: Args, fail: Callable[[str], Any]) -> None:
@@ -1214,8 +1228,7 @@ def write_curve(curve: list[dict[str, Any]], run_dir: pathlib.Path, title: str) 
 
 def evaluate_folder(folder: pathlib.Path, args: Args) -> dict[str, Any]:
     """Evaluate the policy of a run folder (its ``policy/``) or of a policy folder; writes eval JSON beside it."""
-    folder = pathlib.Path(folder)
-    policy = folder / "policy" if (folder / "policy" / "policy.json").exists() else folder
+    policy = _policy_of(pathlib.Path(folder))
     module, spec = load_policy(policy)
     config = spec["config"]
     game = envs.make_game(spec["game"], **config)
