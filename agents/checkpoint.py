@@ -33,6 +33,7 @@ torch is imported only when a policy is first used.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -40,7 +41,7 @@ import shutil
 import tempfile
 import warnings
 from functools import partial
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -57,6 +58,8 @@ from agents.registry import available, parse_id, register
 
 DEFAULT_DIR = pathlib.Path(__file__).resolve().parents[1] / "checkpoints"
 INDEX_FILE = "index.json"
+#: Held while ``index.json`` is read and rewritten by :func:`register_checkpoint`.
+LOCK_FILE = ".index.lock"
 #: The only entry format this library loads (policy.json + policy.safetensors).
 FORMAT = "policy"
 MAX_INDEX_BYTES = 1 << 20
@@ -449,7 +452,9 @@ def register_checkpoint(
     is loaded once to check it. ``search`` (settings of :class:`agents.search.SearchPolicyAgent`)
     makes the id play with determinized lookahead on top of the network. An id that exists already —
     in the index, as a folder, or as another agent — is refused: an id, once shipped, keeps meaning
-    the same weights, so a retrained policy gets a new version number. Returns the new index entry.
+    the same weights, so a retrained policy gets a new version number. Registrations into one folder
+    from several processes take turns (:func:`index_lock`), so none of their entries is lost. Returns
+    the new index entry.
     """
     root = pathlib.Path(folder) if folder is not None else checkpoint_dir()
     source = pathlib.Path(source)
@@ -457,6 +462,30 @@ def register_checkpoint(
         id_game, kind, _ = parse_id(checkpoint_id)
     except ValueError as exc:
         raise CheckpointError(str(exc)) from None
+    root.mkdir(parents=True, exist_ok=True)
+    with index_lock(root):  # another process registering into the same folder waits: no entry is lost
+        return _register_locked(checkpoint_id, id_game, kind, source, root, description, search)
+
+
+@contextlib.contextmanager
+def index_lock(root: pathlib.Path) -> Iterator[None]:
+    """Hold the checkpoint folder's lock (``.index.lock``, an advisory ``flock``) while reading and
+    rewriting ``index.json``. Where ``fcntl`` does not exist (Windows) registering is not locked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        yield
+        return
+    with open(root / LOCK_FILE, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _register_locked(checkpoint_id: str, id_game: str, kind: str, source: pathlib.Path, root: pathlib.Path,
+                     description: str, search: dict[str, Any] | None) -> dict[str, Any]:
     raw = _read_index_file(root)  # a malformed index is reported, never overwritten
     existing = {e.get("id") for e in raw if isinstance(e, dict)}
     if checkpoint_id in existing or checkpoint_id in available(id_game):

@@ -157,3 +157,49 @@ def test_register_checkpoint_copies_the_policy_and_refuses_an_existing_id(tmp_pa
     with pytest.raises(CheckpointError, match="not valid JSON"):
         register_checkpoint("sequence_v0/reg-v3", run, description="x", folder=root)
     assert (root / "index.json").read_text() == "{broken"
+
+
+REGISTER_SCRIPT = """
+import sys
+from agents.checkpoint import register_checkpoint
+register_checkpoint(sys.argv[1], sys.argv[2], description="concurrent", folder=sys.argv[3])
+"""
+
+
+def _register_in_a_process(agent_id, run, root):
+    import subprocess
+    import sys
+
+    from tests.checkpoint_helpers import REPO
+
+    return subprocess.Popen([sys.executable, "-c", REGISTER_SCRIPT, agent_id, str(run), str(root)], cwd=REPO,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_registering_waits_for_another_registration_into_the_same_folder(tmp_path):
+    import time
+
+    from agents.checkpoint import index_lock
+
+    root = tmp_path / "checkpoints"
+    root.mkdir()
+    run = write_small_policy(tmp_path / "run")
+    with index_lock(root):  # as if another process were between reading and rewriting the index
+        proc = _register_in_a_process("sequence_v0/wait-v1", run, root)
+        deadline = time.monotonic() + 8.0  # without the lock the index is written within a few seconds
+        while time.monotonic() < deadline:
+            assert proc.poll() is None and not (root / "index.json").exists()
+            time.sleep(0.2)
+    assert proc.wait(timeout=120) == 0, proc.stderr.read()
+    assert [e["id"] for e in read_index(root)] == ["sequence_v0/wait-v1"]
+
+
+def test_registrations_from_several_processes_at_once_all_stay_listed(tmp_path):
+    root = tmp_path / "checkpoints"
+    root.mkdir()
+    run = write_small_policy(tmp_path / "run")
+    ids = [f"sequence_v0/many{k}-v1" for k in range(4)]
+    procs = [_register_in_a_process(i, run, root) for i in ids]
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()
+    assert [e["id"] for e in read_index(root)] == sorted(ids)
