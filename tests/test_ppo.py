@@ -526,6 +526,19 @@ def test_evaluate_a_run_folder_seeded_with_seats_rotated(tmp_path):
     assert other["game"] == "pans_trial_v0" and other["results"]["experienced-v1"]["games"] == 2
 
 
+def test_evaluate_a_checkpoint_id_writes_its_report_outside_the_checkpoint_folder(tmp_path, monkeypatch):
+    from agents.checkpoint import checkpoint_dir
+
+    shipped = checkpoint_dir() / "pans_trial_v0" / "ppo-v3"
+    before = sorted(p.name for p in shipped.iterdir())
+    monkeypatch.chdir(tmp_path)
+    report = ppo.main(["--evaluate", "pans_trial_v0/ppo-v3", "--eval-games", "2", "--eval-opponents", "random-v0"])
+    assert report["game"] == "pans_trial_v0" and report["results"]["random-v0"]["games"] == 2
+    written = tmp_path / "runs" / "ppo-evaluate" / "pans_trial_v0" / "ppo-v3" / "eval-2-seed1000000.json"
+    assert pathlib.Path(report["written_to"]).resolve() == written.resolve() and written.is_file()
+    assert sorted(p.name for p in shipped.iterdir()) == before
+
+
 def test_evaluate_refuses_another_game_and_a_folder_without_a_policy(tmp_path, capsys):
     with pytest.raises(SystemExit):
         ppo.parse_args(["--evaluate", str(tmp_path)])

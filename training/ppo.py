@@ -70,7 +70,7 @@ import agents
 import envs
 from agents.nets import default_arch
 from agents.runner import seat_inputs
-from agents.checkpoint import policy_folder
+from agents.checkpoint import checkpoint_dir, policy_folder
 from agents.policy_io import ARCHITECTURES, CheckpointError, load_policy, read_policy_spec, save_policy
 from agents.scoring import score_teams
 from training.cli import dataclass_parser
@@ -97,7 +97,7 @@ class Args:
     """start a new run from a saved policy's weights: a checkpoint id (e.g. pans_trial_v0/ppo-v3), a policy
     folder or a run folder; its game, config and network must be this run's (a mismatch names the flags)"""
     evaluate: str = ""
-    """only evaluate the policy of this run folder (or a policy folder) against --eval-opponents and exit"""
+    """only evaluate the policy of this run folder (or a policy folder, or a checkpoint id) against --eval-opponents and exit"""
     seed: int = 1
     """seed of everything: torch, numpy, Python's random, deals, opponents"""
     total_steps: int = 2_000_000
@@ -242,7 +242,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     elif args.evaluate:
         # The policy says which game and config it plays: its evaluation opponents are checked against those.
         try:
-            spec = read_policy_spec(_policy_of(pathlib.Path(args.evaluate)))
+            spec = read_policy_spec(policy_folder(args.evaluate))
         except CheckpointError as exc:
             parser.error(f"--evaluate: {exc}")
         if "game" in given and args.game != spec["game"]:
@@ -251,10 +251,6 @@ def parse_args(argv: list[str] | None = None) -> Args:
     check_args(args, parser.error)
     return args
 
-
-def _policy_of(folder: pathlib.Path) -> pathlib.Path:
-    """A run folder's ``policy/``, or the folder itself (a policy folder)."""
-    return folder / "policy" if (folder / "policy" / "policy.json").exists() else folder
 
 
 def check_args(args: Args, fail: Callable[[str], Any]) -> None:
@@ -1226,9 +1222,11 @@ def write_curve(curve: list[dict[str, Any]], run_dir: pathlib.Path, title: str) 
     plt.close(fig)
 
 
-def evaluate_folder(folder: pathlib.Path, args: Args) -> dict[str, Any]:
-    """Evaluate the policy of a run folder (its ``policy/``) or of a policy folder; writes eval JSON beside it."""
-    policy = _policy_of(pathlib.Path(folder))
+def evaluate_folder(folder: pathlib.Path | str, args: Args) -> dict[str, Any]:
+    """Evaluate the policy of a run folder (its ``policy/``), a policy folder or a checkpoint id; writes
+    the report beside the policy, or under ``runs/ppo-evaluate/`` for one in the checkpoint folder (the
+    package's data is never written to). The report's ``written_to`` says where."""
+    policy = policy_folder(folder)
     module, spec = load_policy(policy)
     config = spec["config"]
     game = envs.make_game(spec["game"], **config)
@@ -1252,7 +1250,14 @@ def evaluate_folder(folder: pathlib.Path, args: Args) -> dict[str, Any]:
         "note": "greedy policy; game g dealt with seed eval_seed+g, learner team g % num_teams; Wilson 95%",
         "results": result,
     }
-    (policy / f"eval-{args.eval_games}-seed{args.eval_seed}.json").write_text(json.dumps(report, indent=2) + "\n")
+    out = policy
+    shipped = checkpoint_dir().resolve()
+    if shipped == policy.resolve() or shipped in policy.resolve().parents:
+        out = pathlib.Path("runs/ppo-evaluate") / policy.resolve().relative_to(shipped)
+        out.mkdir(parents=True, exist_ok=True)
+    path = out / f"eval-{args.eval_games}-seed{args.eval_seed}.json"
+    report["written_to"] = str(path)
+    path.write_text(json.dumps(report, indent=2) + "\n")
     return report
 
 
@@ -1266,6 +1271,7 @@ def main(argv: list[str] | None = None) -> Any:
                 f"vs {kind}: {r['wins']}/{r['games']} wins = {r['win_rate']:.1%} "
                 f"[{r['wilson'][0]:.1%}, {r['wilson'][1]:.1%}], draws {r['draws']}"
             )
+        print(f"wrote {report['written_to']}")
         return report
     return Trainer(args).run()
 
