@@ -252,7 +252,6 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return args
 
 
-
 def check_args(args: Args, fail: Callable[[str], Any]) -> None:
     """Refuse anything wrong with a message that says what is allowed."""
     if args.game not in envs.NAMES:
@@ -1250,10 +1249,9 @@ def evaluate_folder(folder: pathlib.Path | str, args: Args) -> dict[str, Any]:
         "note": "greedy policy; game g dealt with seed eval_seed+g, learner team g % num_teams; Wilson 95%",
         "results": result,
     }
-    out = policy
-    shipped = checkpoint_dir().resolve()
-    if shipped == policy.resolve() or shipped in policy.resolve().parents:
-        out = pathlib.Path("runs/ppo-evaluate") / policy.resolve().relative_to(shipped)
+    out, shipped, where = policy, checkpoint_dir().resolve(), policy.resolve()
+    if where.is_relative_to(shipped):
+        out = pathlib.Path("runs/ppo-evaluate") / where.relative_to(shipped)
         out.mkdir(parents=True, exist_ok=True)
     path = out / f"eval-{args.eval_games}-seed{args.eval_seed}.json"
     report["written_to"] = str(path)
