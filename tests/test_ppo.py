@@ -147,6 +147,37 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     assert steps and all(float(v) == float(saved_opt[k]) + 4 for k, v in steps.items())
 
 
+def test_resume_finishes_a_save_cut_off_between_its_renames(tmp_path, capsys):
+    import shutil
+
+    run = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", steps=64)
+    ckpt, old, tmp = run / "checkpoint", run / "checkpoint.old", run / "checkpoint.tmp"
+    # Killed after checkpoint -> checkpoint.old, while checkpoint.tmp was still being written (no state.json yet).
+    ckpt.rename(old)
+    tmp.mkdir()
+    (tmp / "model.safetensors").write_bytes(b"half a file")
+    args = ppo.parse_args(["--resume", str(run), "--total-steps", "128", "--no-progress"])
+    assert "resuming from checkpoint.old" in capsys.readouterr().err
+    trainer = ppo.Trainer(args)
+    assert trainer.step == 64
+    trainer.run()
+    assert json.loads((ckpt / "state.json").read_text())["step"] == 128
+    assert not tmp.exists() and not old.exists()  # the half-written folder went with the next save
+    # Killed between the renames once checkpoint.tmp was complete: the newer checkpoint.tmp is taken.
+    shutil.copytree(ckpt, tmp)
+    (tmp / "marker").write_text("newer")
+    ckpt.rename(old)
+    assert ppo.recover_checkpoint(run) == ckpt and (ckpt / "marker").exists() and old.exists()
+    # A checkpoint.tmp whose state.json was cut off mid-write is passed over.
+    shutil.rmtree(ckpt)
+    shutil.copytree(old, tmp)
+    (tmp / "state.json").write_text((tmp / "state.json").read_text()[:100])
+    assert ppo.recover_checkpoint(run) == ckpt and not old.exists() and tmp.exists()
+    assert json.loads((ckpt / "state.json").read_text())["step"] == 128
+    # An intact checkpoint is left as it is.
+    assert ppo.recover_checkpoint(run) == ckpt and tmp.exists()
+
+
 def test_resume_may_end_cloning_early_and_start_ppo_with_a_teacher_term(tmp_path):
     run = tiny_run(tmp_path, "sequence_v0", "--opponents", "random-v0", "--bc-steps", "100000", steps=64)
     assert json.loads((run / "checkpoint" / "state.json").read_text())["step"] == 64

@@ -231,7 +231,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     }
     args = Args(**vars(ns))
     if args.resume:
-        saved = _read_json(pathlib.Path(args.resume) / "checkpoint" / "state.json")["args"]
+        saved = _read_json(recover_checkpoint(pathlib.Path(args.resume)) / "state.json")["args"]
         changeable = RESUME_CHANGEABLE | {"resume"}
         changed = sorted(k for k in given if k not in changeable)
         if changed:
@@ -331,6 +331,29 @@ def load_init_policy(args: Args) -> tuple[dict[str, torch.Tensor], dict[str, Any
     meta = spec["meta"]
     origin = {"policy": str(folder), "steps": meta.get("steps"), "cpu_seconds": meta.get("cpu_seconds")}
     return module.state_dict(), origin
+
+
+def recover_checkpoint(run_dir: pathlib.Path) -> pathlib.Path:
+    """The run's ``checkpoint`` folder, after finishing a save that was cut off between its renames.
+
+    ``save_checkpoint`` writes ``checkpoint.tmp`` (``state.json`` last), moves ``checkpoint`` to
+    ``checkpoint.old`` and then ``checkpoint.tmp`` to ``checkpoint``. A process killed between the
+    two renames leaves no ``checkpoint``: the complete ``checkpoint.tmp`` (the newer one) or else
+    ``checkpoint.old`` becomes it again, and the run resumes from there.
+    """
+    ckpt = run_dir / "checkpoint"
+    if ckpt.exists():
+        return ckpt
+    for name in ("checkpoint.tmp", "checkpoint.old"):
+        candidate = run_dir / name
+        try:
+            json.loads((candidate / "state.json").read_text())
+        except (OSError, ValueError):
+            continue  # absent, or cut off while state.json was written: not a complete checkpoint
+        candidate.rename(ckpt)
+        print(f"{run_dir}: the last save was cut off between its renames; resuming from {name}", file=sys.stderr)
+        return ckpt
+    return ckpt
 
 
 def _read_json(path: pathlib.Path) -> dict[str, Any]:
@@ -578,6 +601,7 @@ class Trainer:
         self.bc: dict[str, Any] | None = None
         ckpt = self.run_dir / "checkpoint"
         if args.resume:
+            recover_checkpoint(self.run_dir)
             state = _read_json(ckpt / "state.json")
             self.net.load_state_dict(load_file(str(ckpt / "model.safetensors")))
             opt_t = load_file(str(ckpt / "optimizer.safetensors")) if (ckpt / "optimizer.safetensors").exists() else {}
@@ -926,7 +950,9 @@ class Trainer:
 
         ckpt = self.run_dir / "checkpoint"
         tmp = self.run_dir / "checkpoint.tmp"
-        tmp.mkdir(parents=True, exist_ok=True)
+        if tmp.exists():  # left by a save that was cut off: none of its files may outlive it
+            _rmtree(tmp)
+        tmp.mkdir(parents=True)
         save_file({k: v.contiguous() for k, v in self.net.state_dict().items()}, str(tmp / "model.safetensors"))
         opt_t, opt_meta = flatten_optimizer(self.optimizer)
         save_file(opt_t, str(tmp / "optimizer.safetensors"))
