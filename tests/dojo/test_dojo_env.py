@@ -7,14 +7,16 @@ import json
 import random
 
 import numpy as np
+import pytest
 
 import agents
 import envs
 import envs.dojo_v0 as dojo
 from envs.core.testing import check_hidden_information, check_save_restore, check_state
+from envs.dojo.board import FATICA
 from envs.dojo.cards import KIAI, UKE
-from envs.dojo.rules import from_position
-from dojo_helpers import game, position, sq, walk
+from envs.dojo.rules import A_STEP, from_position
+from dojo_helpers import game, position, read_picture, sq, walk
 
 
 def test_hidden_tecnica_changes_state_but_not_observation():
@@ -78,6 +80,33 @@ def test_heuristic_games_reach_the_exam_and_keep_invariants():
     assert attempts >= 1 and finished >= 2
 
 
+@pytest.mark.parametrize("track", [11, 13, 15])
+def test_heuristic_v2_heads_for_the_dojo_two_track_positions_later(track):
+    """The same sampled walks, scored by v1 and by v2: they differ only by the pull toward the Dojo,
+    0.15 per square from the Dojo per track position above 11 (v1) or 13 (v2) where the walk ends
+    (a Fatica crossed on the way costs a position)."""
+    g = game()
+    st = from_position(g, read_picture(g, "4,0: 0"), tracks=[track, 0, 0, 0], dice=[3, 4])
+    view = st.player_view(0)
+    dirs = [a - A_STEP for a in st.legal_actions()]
+    v1, v2 = agents.make("dojo_v0/heuristic-v1", seed=5), agents.make("dojo_v0/heuristic-v2", seed=5)
+    for a in (v1, v2):
+        a.reset(0, g)
+    ends, differ = set(), False
+    for _ in range(30):
+        (path1, score1), (path2, score2) = v1._sample(view, dirs), v2._sample(view, dirs)
+        assert path1 == path2
+        s, end_track = st.pos[0], track
+        for d in path1:
+            s = g.board.step[s][d]
+            end_track -= g.board.room[s] < 0 and g.board.kind[s] == FATICA
+        ends.add(s)
+        pull_v1, pull_v2 = max(0, end_track - 11), max(0, end_track - 13)
+        assert score2 - score1 == pytest.approx(0.15 * (pull_v1 - pull_v2) * v1.dojo_dist[s])
+        differ |= score2 != pytest.approx(score1)
+    assert len(ends) > 3 and differ == (track > 11)
+
+
 def test_rewards_zero_sum_and_truncation_gives_zero():
     env = dojo.raw_env(num_players=3, max_cycles=5)
     env.reset(seed=0)
@@ -112,7 +141,7 @@ def test_observation_bounds_and_json_view():
 def test_action_names_and_registry():
     g = game()
     assert g.action_to_string(0) == "step N" and g.string_to_action("play Tecnica") == 14
-    assert "dojo_v0/heuristic-v1" in agents.available("dojo_v0")
+    assert {"dojo_v0/heuristic-v1", "dojo_v0/heuristic-v2"} <= set(agents.available("dojo_v0"))
     assert envs.make("dojo_v0", num_players=2).unwrapped.game.num_players == 2
 
 
