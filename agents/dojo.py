@@ -17,6 +17,7 @@ constants did not add to it (``checkpoints/README.md``, "A stronger Dojo teacher
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from typing import Any
 
@@ -31,6 +32,9 @@ from envs.dojo.rules import (
     A_KEEP, A_PASS, A_PLAY, A_ROOM, A_SEGRETO, A_STEP, A_TARGET, A_TUNNEL, BLACK_BELT, TECNICA,
     belt_of, dojo_reach,
 )
+
+#: per walk oracle (one per board): the sampled walks' next directions (see ``DojoHeuristic._next_dirs``)
+_NEXT_DIRS: weakref.WeakKeyDictionary[Any, dict[tuple[int, int, int, int], tuple[int, ...]]] = weakref.WeakKeyDictionary()
 
 #: P(attacker wins) at attacker-minus-defender bonus -2..+2 (2 dice, Senshu), no cards.
 WIN_ODDS = {-2: 10 / 36, -1: 15 / 36, 0: 21 / 36, 1: 26 / 36, 2: 30 / 36}
@@ -191,6 +195,34 @@ class DojoHeuristic(Agent):
         self.plan_at = self.board.step[s][d] if self.board.step[s][d] >= 0 else -1
         return A_STEP + d
 
+    @staticmethod
+    def _next_dirs(oracle: Any, s: int, k: int, visited: int, dojo: int) -> tuple[int, ...]:
+        """The directions a sampled walk may take next from ``s`` with ``k`` steps left: those that
+        begin a walk of the longest length still possible (the Dojo entrance too, once it may be
+        entered); empty when no step can be taken. The answer depends only on the visited squares
+        within ``k`` steps of ``s``, so it is cached by them, per board (walks sampled for one roll
+        share most of their prefixes)."""
+        balls = oracle.balls[s] or oracle._balls_of(s)
+        key = (s, k, visited & (balls[k] if k < len(balls) else balls[-1]), dojo)
+        cache = _NEXT_DIRS.setdefault(oracle, {})
+        dirs = cache.get(key)
+        if dirs is None:
+            left = oracle.longest(s, k, visited, dojo)
+            if left == 0:
+                dirs = ()
+            else:
+                board = oracle.board
+                step, bit = board.step[s], board.bit
+                found = [e for e in range(4) if step[e] >= 0 and not visited & bit[step[e]]
+                         and oracle.walk(step[e], left - 1, visited | bit[step[e]], dojo)]
+                if dojo and board.entry[s] >= 0:
+                    found.append(board.entry[s])
+                dirs = tuple(found)
+            if len(cache) >= 100_000:
+                cache.clear()
+            cache[key] = dirs
+        return dirs
+
     def _sample(self, view: dict[str, Any], first_dirs: list[int]) -> tuple[list[int], float]:
         board = self.board
         oracle = self.game.oracle
@@ -231,14 +263,7 @@ class DojoHeuristic(Agent):
                         return path, score - 3.0
             if k <= 0 or extra:
                 break
-            dojo = dojo_reach(track, self.config["fatica_on_stop_only"])
-            left = oracle.longest(s, k, visited, dojo)
-            if left == 0:
-                break
-            dirs = [e for e in range(4) if board.step[s][e] >= 0 and not visited & board.bit[board.step[s][e]]
-                    and oracle.walk(board.step[s][e], left - 1, visited | board.bit[board.step[s][e]], dojo)]
-            if dojo and board.entry[s] >= 0:
-                dirs.append(board.entry[s])
+            dirs = self._next_dirs(oracle, s, k, visited, dojo_reach(track, self.config["fatica_on_stop_only"]))
             if not dirs:
                 break
         kind = board.kind[s] if board.room[s] < 0 else 0

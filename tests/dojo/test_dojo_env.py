@@ -107,6 +107,33 @@ def test_heuristic_v2_heads_for_the_dojo_two_track_positions_later(track):
     assert len(ends) > 3 and differ == (track > 11)
 
 
+def test_heuristic_walk_cache_gives_the_answers_of_a_fresh_search(monkeypatch):
+    """The walker caches its next directions by the visited squares within reach only: every
+    answer a game used equals the one worked out from scratch with the full visited set."""
+    from agents import dojo as walker
+
+    calls = []
+    cached = walker.DojoHeuristic._next_dirs
+
+    def spy(oracle, s, k, visited, dojo):
+        answer = cached(oracle, s, k, visited, dojo)
+        calls.append((oracle, s, k, visited, dojo, answer))
+        return answer
+
+    monkeypatch.setattr(walker.DojoHeuristic, "_next_dirs", staticmethod(spy))
+    agents.play_game("dojo_v0", [agents.make("dojo_v0/heuristic-v2", seed=i) for i in range(4)], seed=8,
+                     config={"num_players": 4, "max_cycles": 15})
+    assert len(calls) > 1000
+    for oracle, s, k, visited, reach, answer in calls[::7]:
+        left = oracle.longest(s, k, visited, reach)
+        step, bit = oracle.board.step[s], oracle.board.bit
+        fresh = [] if left == 0 else [e for e in range(4) if step[e] >= 0 and not visited & bit[step[e]]
+                                       and oracle.walk(step[e], left - 1, visited | bit[step[e]], reach)]
+        if left and reach and oracle.board.entry[s] >= 0:
+            fresh.append(oracle.board.entry[s])
+        assert answer == tuple(fresh)
+
+
 def test_rewards_zero_sum_and_truncation_gives_zero():
     env = dojo.raw_env(num_players=3, max_cycles=5)
     env.reset(seed=0)
