@@ -61,7 +61,7 @@ class DojoHeuristic(Agent):
     #: from track ``dojo_pull_from + 1`` on, each square away from the Dojo costs this much per
     #: track position above ``dojo_pull_from``
     dojo_pull, dojo_pull_from = 0.15, 11
-    #: chance of staying off a Tunnel that does not bring it nearer a Dojo it may enter
+    #: chance of passing up a Tunnel (one is always taken from Green on when its exit is nearer the Dojo)
     tunnel_pass = 0.5
 
     def reset(self, seat: int, game: Game) -> None:
