@@ -202,8 +202,7 @@ class DojoHeuristic(Agent):
         entered); empty when no step can be taken. The answer depends only on the visited squares
         within ``k`` steps of ``s``, so it is cached by them, per board (walks sampled for one roll
         share most of their prefixes)."""
-        balls = oracle.balls[s] or oracle._balls_of(s)
-        key = (s, k, visited & (balls[k] if k < len(balls) else balls[-1]), dojo)
+        key = (s, k, oracle.within(s, k, visited), dojo)
         cache = _NEXT_DIRS.setdefault(oracle, {})
         dirs = cache.get(key)
         if dirs is None:

@@ -125,6 +125,12 @@ class WalkOracle:
         self.balls[s] = balls
         return balls
 
+    def within(self, s: int, k: int, visited: int) -> int:
+        """The squares of ``visited`` at most ``k`` steps from s: the only ones a walk of ``k`` steps
+        from s can meet, so answers about such walks depend on these alone (cache keys use them)."""
+        balls = self.balls[s] or self._balls_of(s)
+        return visited & (balls[k] if k < len(balls) else balls[-1])
+
     def after(self, t: int, dojo: int) -> int:
         """``dojo`` once the walk has stepped onto square t."""
         return dojo - 1 if dojo and self.fatica[t] else dojo
@@ -133,7 +139,7 @@ class WalkOracle:
         if k == 0 or (dojo and self.entry[s] >= 0):
             return True
         dojo = min(int(dojo), k)  # more Fatica than steps left: the same as "open all walk"
-        balls = self.balls[s] or self._balls_of(s)
+        balls = self.balls[s] or self._balls_of(s)  # ``within``, inlined: this is the hottest call
         visited &= balls[k] if k < len(balls) else balls[-1]  # squares out of reach do not matter
         key = (s, k, visited, dojo)
         hit = self.cache.get(key)
@@ -162,8 +168,7 @@ class WalkOracle:
         all can be taken. Like ``walk`` it depends only on the visited squares within k steps
         of s, and is cached by them."""
         dojo = min(int(dojo), k)
-        balls = self.balls[s] or self._balls_of(s)
-        key = (s, k, visited & (balls[k] if k < len(balls) else balls[-1]), dojo)
+        key = (s, k, self.within(s, k, visited), dojo)
         hit = self.dirs_cache.get(key, False)
         if hit is not False:
             return hit
