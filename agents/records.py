@@ -307,9 +307,10 @@ def make_env(record: Record, render_mode: str | None = None):
         env = envs.make(record.game, raw=True, render_mode=render_mode, **kwargs)
     except ConfigError as exc:
         raise RecordError(f"record config is not valid for {record.game}: {exc}") from None
-    if env.game.config != record.config:
-        raise RecordError(f"record config {record.config!r} is not the full config of this version "
-                          f"({env.game.config!r})")
+    diff = env.game.config_differences(record.config)
+    if diff:
+        raise RecordError(f"record config {record.config!r} does not match the config it builds in this version "
+                          f"({env.game.config!r}; keys differing: {diff[:10]})")
     if len(env.possible_agents) != len(record.seats):
         raise RecordError(f"record lists {len(record.seats)} seats; this config has {len(env.possible_agents)}")
     env.reset(seed=record.seed)

@@ -133,6 +133,20 @@ def test_bad_config_is_refused_at_replay():
         replay(Record.from_dict(data))
 
 
+def test_a_record_without_a_later_keyword_replays_with_its_default():
+    record, result = _played("sequence_v0")
+    data = record.to_dict()
+    del data["config"]["dead_cards"]  # as written before the keyword existed; its default is the old play
+    env = replay(Record.from_dict(data))
+    assert env.unwrapped.engine_state.returns() == result.returns or record.result["truncated"]
+    # A keyword present must match the config it builds exactly, types included.
+    record, _ = _played("wizard_arena_v0", config={"num_bots": 2, "map_size": 8})
+    data = record.to_dict()
+    data["config"]["initial_strength"] = 1  # builds 1.0: the same strength, not the same config
+    with pytest.raises(RecordError, match=r"keys differing: \['initial_strength'\]"):
+        replay(Record.from_dict(data))
+
+
 def test_non_json_nan_and_oversized_input_are_refused(tmp_path):
     with pytest.raises(RecordError, match="not valid JSON"):
         parse_record(b"{nope")

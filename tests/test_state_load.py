@@ -206,6 +206,26 @@ def test_config_values_must_match_in_type():
         envs.make_game("dojo_v0").load(other)
 
 
+def test_a_keyword_the_file_lacks_reads_as_this_versions_default():
+    # A file written before a keyword existed has no entry for it; the keyword's default plays as
+    # the game did before it, so the state loads.
+    saved = saved_after("dojo_v0", 20)
+    older = copy.deepcopy(saved)
+    del older["config"]["kiai_bonus"], older["config"]["failed_exam_cost"]
+    game = envs.make_game("dojo_v0")
+    assert game.save(game.load(older)) == saved
+    # Lacking a keyword whose value was not the default is a different config, named as such.
+    varied = saved_after("dojo_v0", 20, kiai_bonus=1)
+    del varied["config"]["kiai_bonus"]
+    with pytest.raises(StateError, match=r"different config \(keys differing: \['kiai_bonus'\]\)"):
+        envs.make_game("dojo_v0", kiai_bonus=1).load(varied)
+    # A keyword this version does not know is never dropped silently.
+    unknown = copy.deepcopy(saved)
+    unknown["config"]["future_rule"] = False
+    with pytest.raises(StateError, match="future_rule"):
+        game.load(unknown)
+
+
 def test_cards_are_conserved():
     saved = saved_after("sequence_v0", 4)
     deck = saved["state"]["deck"]

@@ -253,17 +253,32 @@ class Game(abc.ABC):
             )
         if not isinstance(data["config"], dict):
             raise StateError(f"saved state's config must be a dict, got {show(data['config'])}")
-        if not _same_json(data["config"], self.config):
-            diff = sorted(
-                str(k)
-                for k in set(data["config"]) | set(self.config)
-                if not _same_json(data["config"].get(k), self.config.get(k))
-            )
+        diff = self.config_differences(data["config"])
+        if diff:
             raise StateError(
                 f"saved state was made with a different config (keys differing: {diff[:10]}); "
                 f"saved {show(data['config'])}, this game has {self.config!r}"
             )
         return self.load_state(data["state"])
+
+    @property
+    def default_config(self) -> dict[str, Any]:
+        """This version's config when no keyword is given (computed once per game object)."""
+        defaults = self.__dict__.get("_default_config")
+        if defaults is None:
+            defaults = self.__dict__["_default_config"] = self._validate_config({})
+        return defaults
+
+    def config_differences(self, saved: dict[str, Any]) -> list[str]:
+        """The keywords whose values differ between a config stored in a file (a saved state, a game
+        record) and this game's, compared as JSON values where types count. A keyword the file lacks
+        reads as this version's default, so files written before a keyword existed still load: a
+        keyword is only ever added with a default that plays as the game did before it (otherwise
+        the game's version goes up). A keyword this version does not know always differs."""
+        full = {**self.default_config, **saved}
+        missing = object()
+        keys = sorted({str(k) for k in full} | set(self.config))
+        return [k for k in keys if not _same_json(full.get(k, missing), self.config.get(k, missing))]
 
     def config_error(self, key: str, value: Any, allowed: str) -> ConfigError:
         """Helper: a ConfigError saying what was wrong and what is allowed."""
