@@ -30,11 +30,13 @@ from typing import Any
 import torch
 from torch import nn
 
-from agents.policy_io import register_architecture
+from agents.policy_io import register_architecture, weights_will_be_loaded
+
 
 def _init(layer: nn.Module, gain: float = 2**0.5) -> nn.Module:
-    """Orthogonal weights and zero biases (the CleanRL PPO initialisation)."""
-    if isinstance(layer, (nn.Linear, nn.Conv2d)):
+    """Orthogonal weights and zero biases (the CleanRL PPO initialisation); skipped while a checkpoint's
+    weights are about to be loaded into the network."""
+    if isinstance(layer, (nn.Linear, nn.Conv2d)) and not weights_will_be_loaded():
         nn.init.orthogonal_(layer.weight, gain)
         nn.init.zeros_(layer.bias)
     return layer

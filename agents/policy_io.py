@@ -52,6 +52,16 @@ def register_architecture(name: str, builder: Callable[..., Any]) -> None:
     ARCHITECTURES[name] = builder
 
 
+_FILLING = [0]  # > 0 while load_policy builds a network whose every weight it is about to overwrite
+
+
+def weights_will_be_loaded() -> bool:
+    """True while :func:`load_policy` builds a network: every parameter is about to be overwritten by
+    the checkpoint's, so a builder may skip its random initialisation (orthogonal initialisation
+    of a large layer is a QR decomposition, seconds of CPU for nothing)."""
+    return _FILLING[0] > 0
+
+
 def build_architecture(name: str, **arch_kwargs: Any) -> Any:
     """A fresh, untrained network of the registered architecture ``name`` (what ``load_policy`` fills)."""
     _ensure_architectures()
@@ -212,11 +222,21 @@ def _build(folder: pathlib.Path, spec: dict[str, Any], held: int) -> Any:
 
     The builder first runs on torch's "meta" device (no memory) so a spec asking for a huge network is
     refused before anything is allocated; a builder that needs real data while building (computed index
-    buffers) skips that pre-check and is bounded by the exact tensor comparison after it.
+    buffers) skips that pre-check and is bounded by the exact tensor comparison after it. Builders
+    may skip random initialisation meanwhile (:func:`weights_will_be_loaded`).
     """
+    builder, kwargs = ARCHITECTURES[spec["arch"]], spec["arch_kwargs"]
+    _FILLING[0] += 1
+    try:
+        return _build_checked(folder, spec, held, builder, kwargs)
+    finally:
+        _FILLING[0] -= 1
+
+
+def _build_checked(folder: pathlib.Path, spec: dict[str, Any], held: int, builder: Callable[..., Any],
+                   kwargs: dict[str, Any]) -> Any:
     import torch
 
-    builder, kwargs = ARCHITECTURES[spec["arch"]], spec["arch_kwargs"]
     try:
         with torch.device("meta"):
             skeleton = builder(**kwargs)

@@ -98,6 +98,27 @@ def test_tiny_run_trains_logs_and_saves_a_loadable_policy(tmp_path, game, extra)
     assert record.length > 0
 
 
+def test_loading_a_policy_skips_the_random_initialisation_it_overwrites(monkeypatch):
+    from agents import policy_io
+
+    folder = pathlib.Path("checkpoints/dojo_v0/ppo-v3")
+    reference, _ = load_policy(folder, game="dojo_v0")
+    calls = []
+    real = torch.nn.init.orthogonal_
+    monkeypatch.setattr(torch.nn.init, "orthogonal_", lambda *a, **k: calls.append(1) or real(*a, **k))
+    module, spec = load_policy(folder, game="dojo_v0")
+    assert calls == []  # no QR decomposition for weights that the checkpoint replaces
+    obs = torch.rand((4, *spec["observation_shape"]))
+    with torch.no_grad():
+        assert torch.equal(module(obs), reference(obs))
+    assert not policy_io.weights_will_be_loaded()
+    # A network built to be trained is still initialised (orthogonal weights, zero biases).
+    arch, kwargs = default_arch(envs.make_game("dojo_v0"), "auto", conv_channels=16, conv_layers=2, hidden=128)
+    fresh = policy_io.build_architecture(arch, **kwargs)
+    assert calls
+    assert all(float(p.abs().sum()) == 0.0 for name, p in fresh.named_parameters() if name.endswith("bias"))
+
+
 def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     from safetensors.torch import load_file
 
