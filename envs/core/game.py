@@ -263,11 +263,11 @@ class Game(abc.ABC):
 
     @property
     def default_config(self) -> dict[str, Any]:
-        """This version's config when no keyword is given (computed once per game object)."""
+        """This version's config when no keyword is given (a copy; computed once per game object)."""
         defaults = self.__dict__.get("_default_config")
         if defaults is None:
             defaults = self.__dict__["_default_config"] = self._validate_config({})
-        return defaults
+        return dict(defaults)
 
     def config_differences(self, saved: dict[str, Any]) -> list[str]:
         """The keywords whose values differ between a config stored in a file (a saved state, a game
