@@ -275,10 +275,7 @@ class Game(abc.ABC):
         reads as this version's default, so files written before a keyword existed still load: a
         keyword is only ever added with a default that plays as the game did before it (otherwise
         the game's version goes up). A keyword this version does not know always differs."""
-        full = {**self.default_config, **saved}
-        missing = object()
-        keys = sorted({str(k) for k in full} | set(self.config))
-        return [k for k in keys if not _same_json(full.get(k, missing), self.config.get(k, missing))]
+        return sorted(str(k) for k in _differing_keys({**self.default_config, **saved}, self.config))
 
     def config_error(self, key: str, value: Any, allowed: str) -> ConfigError:
         """Helper: a ConfigError saying what was wrong and what is allowed."""
@@ -312,11 +309,7 @@ class Game(abc.ABC):
     def rule_differences(self, other: Game) -> list[str]:
         """The config keywords, :attr:`observation_keys` aside, whose values differ between this game
         and ``other`` (of the same class), compared as JSON values where types count."""
-        skip = set(self.observation_keys)
-        keys = [k for k in self.config if k not in skip] + [
-            k for k in other.config if k not in skip and k not in self.config]
-        missing = object()
-        return [k for k in keys if not _same_json(self.config.get(k, missing), other.config.get(k, missing))]
+        return _differing_keys(self.config, other.config, skip=set(self.observation_keys))
 
     def same_rules(self, other: Game) -> bool:
         """Whether ``other`` is this game with at most its :attr:`observation_keys` set differently:
@@ -341,6 +334,14 @@ class Game(abc.ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.config.items())
         return f"{type(self).__name__}({args})"
+
+
+def _differing_keys(a: dict[str, Any], b: dict[str, Any], skip: set[str] = frozenset()) -> list[str]:
+    """The keys (``skip`` aside; ``a``'s order, then ``b``'s own) whose values differ between two configs,
+    compared as JSON values where types count; a key only one side has always differs."""
+    missing = object()
+    keys = [k for k in a if k not in skip] + [k for k in b if k not in skip and k not in a]
+    return [k for k in keys if not _same_json(a.get(k, missing), b.get(k, missing))]
 
 
 def _same_json(a: Any, b: Any) -> bool:
