@@ -20,12 +20,13 @@ registered by :mod:`agents.nets` when it exists.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import json
 import math
 import pathlib
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 FORMAT = "tabletop-rl/policy"
 FORMAT_VERSION = 1
@@ -60,6 +61,16 @@ def weights_will_be_loaded() -> bool:
     the checkpoint's, so a builder may skip its random initialisation (orthogonal initialisation
     of a large layer is a QR decomposition, seconds of CPU for nothing)."""
     return _FILLING[0] > 0
+
+
+@contextlib.contextmanager
+def _filling() -> Iterator[None]:
+    """The window in which :func:`weights_will_be_loaded` holds."""
+    _FILLING[0] += 1
+    try:
+        yield
+    finally:
+        _FILLING[0] -= 1
 
 
 def build_architecture(name: str, **arch_kwargs: Any) -> Any:
@@ -222,21 +233,11 @@ def _build(folder: pathlib.Path, spec: dict[str, Any], held: int) -> Any:
 
     The builder first runs on torch's "meta" device (no memory) so a spec asking for a huge network is
     refused before anything is allocated; a builder that needs real data while building (computed index
-    buffers) skips that pre-check and is bounded by the exact tensor comparison after it. Builders
-    may skip random initialisation meanwhile (:func:`weights_will_be_loaded`).
+    buffers) skips that pre-check and is bounded by the exact tensor comparison after it.
     """
-    builder, kwargs = ARCHITECTURES[spec["arch"]], spec["arch_kwargs"]
-    _FILLING[0] += 1
-    try:
-        return _build_checked(folder, spec, held, builder, kwargs)
-    finally:
-        _FILLING[0] -= 1
-
-
-def _build_checked(folder: pathlib.Path, spec: dict[str, Any], held: int, builder: Callable[..., Any],
-                   kwargs: dict[str, Any]) -> Any:
     import torch
 
+    builder, kwargs = ARCHITECTURES[spec["arch"]], spec["arch_kwargs"]
     try:
         with torch.device("meta"):
             skeleton = builder(**kwargs)
@@ -290,7 +291,8 @@ def load_policy(
         tensors = load_tensors(raw)
     except (SafetensorError, ValueError, RuntimeError, OSError) as exc:
         raise CheckpointError(f"{folder / WEIGHTS_FILE} is not a valid safetensors file: {exc}") from exc
-    module = _build(folder, spec, sum(t.numel() for t in tensors.values()))
+    with _filling():  # every weight is overwritten below: builders may skip random initialisation
+        module = _build(folder, spec, sum(t.numel() for t in tensors.values()))
     own = module.state_dict()
     missing = sorted(set(own) - set(tensors))
     extra = sorted(set(tensors) - set(own))
