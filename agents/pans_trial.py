@@ -299,15 +299,9 @@ def h_evaluate(s: R.PansTrialState, me: int) -> float:
         v -= W_FORCED * s.forced[p]
         score += sign * v
     pm, po = s.pos[me], s.pos[op]
-    dm, do = _DIST[pm], _DIST[po]
-    dist = dm[po]
+    dist = _DIST[pm][po]
     # weapons lying on the board: closer to me than to the opponent is good
-    bw = 0.0
-    suit = _SUIT_OR_NONE
-    for sq_, c in enumerate(s.board):
-        if suit[c] == ws:
-            bw += value[c] * (_INV1[dm[sq_]] - _INV1[do[sq_]])
-    score += W_BOARD_WEAPON * bw
+    score += W_BOARD_WEAPON * _board_weapon_pull(s.board, ws, pm, po)
     # chasing: the side with more firepower wants contact (scaled by the firepower gap, so that a
     # weapon is never worth less than nothing; 3 is the typical distance)
     gap = sum(w[me]) - sum(w[op])
@@ -356,6 +350,29 @@ def _appease_edge(s: R.PansTrialState, me: int, thr: int) -> float:
 
 
 _INV1 = [1.0 / (1 + d) for d in range(8)]
+
+#: (weapon suit, my square, their square, *board) -> the board-weapon pull. A search changes the
+#: board only by shifts, so most evaluations repeat a key; emptied when it grows past the bound.
+_PULL_CACHE: dict[tuple, float] = {}
+_PULL_CACHE_MAX = 20_000  # about 10 MB
+
+
+def _board_weapon_pull(board: list[int], ws: int, pm: int, po: int) -> float:
+    """Weapon cards on the board, each worth its value times how much nearer it lies to ``pm``
+    than to ``po`` (``1 / (1 + distance)``), summed in square order."""
+    key = (ws, pm, po, *board)
+    bw = _PULL_CACHE.get(key)
+    if bw is None:
+        if len(_PULL_CACHE) >= _PULL_CACHE_MAX:
+            _PULL_CACHE.clear()
+        dm, do = _DIST[pm], _DIST[po]
+        suit, value = _SUIT_OR_NONE, R.VALUE
+        bw = 0.0
+        for sq_, c in enumerate(board):
+            if suit[c] == ws:
+                bw += value[c] * (_INV1[dm[sq_]] - _INV1[do[sq_]])
+        _PULL_CACHE[key] = bw
+    return bw
 
 
 class HeuristicAgent(_ViewSearchAgent):
