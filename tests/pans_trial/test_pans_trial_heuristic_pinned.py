@@ -23,8 +23,9 @@ def test_heuristic_games_replay_move_for_move(game):
 
 
 def test_board_weapon_pull_matches_the_sum_and_survives_a_full_cache(monkeypatch):
-    """The cached term equals the plain sum over the board in square order, for boards with holes,
-    every weapon suit and every pair of squares sampled; a full cache is emptied, not trusted."""
+    """The cached term equals the plain sum over the board in square order, on 300 shuffled boards
+    with holes, random weapon suits and random pairs of squares, whether computed or read back from
+    the cache; a full cache is emptied, not grown."""
     rng = random.Random(5)
     state = envs.make_game("pans_trial_v0").new_initial_state(3)
     monkeypatch.setattr(heuristic, "_PULL_CACHE", {})
