@@ -15,6 +15,7 @@ import envs
 from agents.scoring import score_teams
 from training import evaluate as ev
 from training import matches as m
+from training.reporting import side_rates
 from training.stats import bradley_terry, expected_score, pairwise_table, wilson_interval
 
 RANDOM = "sequence_v0/random-v0"
@@ -346,3 +347,25 @@ def test_a_budget_that_allows_no_game_still_reports_and_says_why(tmp_path):
     assert "time budget" in report["stop_reason"] and "before any lineup finished" in report["stop_reason"]
     paths = reporting.write_outputs(report, tmp_path)
     assert all(p.exists() for p in paths)
+
+
+def test_wins_by_side_add_up_and_match_the_self_play_side_rates():
+    """Each agent's games and wins by team side add up to its totals when it holds one side per
+    game, and an agent playing itself wins from each side exactly as often as that side wins."""
+    report = m.evaluate("sequence_v0", [(HEURISTIC, RANDOM, RANDOM), (RANDOM, RANDOM, RANDOM)], games=6,
+                        config={"num_teams": 3}, progress=False)
+    mixed, self_play = report["lineups"]
+    lone = next(a for a in mixed["agents"] if a["agent"] == HEURISTIC)
+    assert lone["games_by_side"] == [2, 2, 2]  # rotated over all three sides
+    assert sum(lone["wins_by_side"]) == lone["wins"] >= 1
+    pair = next(a for a in mixed["agents"] if a["agent"] == RANDOM)
+    assert pair["games_by_side"] == [4, 4, 4]  # two sides a game, six games
+    assert all(w == wins / n for w, wins, n in zip(pair["win_rate_by_side"], pair["wins_by_side"], pair["games_by_side"]))
+    only = self_play["agents"][0]
+    assert only["games_by_side"] == [6, 6, 6]
+    assert [w / 6 for w in only["wins_by_side"]] == pytest.approx(self_play["side_win_rates"])
+    total = report["agents"][RANDOM]
+    assert total["games_by_side"] == [10, 10, 10]
+    assert total["wins_by_side"] == [a + b for a, b in zip(pair["wins_by_side"], only["wins_by_side"])]
+    assert side_rates(lone) == " ".join(f"{100 * w / 2:.0f}" for w in lone["wins_by_side"])
+    assert side_rates({"win_rate_by_side": [0.5, None]}) == "50 -"

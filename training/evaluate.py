@@ -60,6 +60,11 @@ How games are scored (:mod:`agents.scoring`, shared with training and tournament
   rank.
 * An agent *wins* a game when one of its teams is a winner. Win rates carry a 95% Wilson
   interval; with three or more teams the fair share (its teams / all teams) is shown too.
+* Seats are rotated, so every agent plays from every team side; ``win_rate_by_side`` (with
+  ``games_by_side`` and ``wins_by_side``) says how it did from each one, side 0 moving first. An
+  agent holding several sides of a game counts that game once for each side and wins it from the
+  side that won. Where the table's seat order decides much (Wizard Arena), this is the first thing
+  to look at; the printed table shows it up to eight sides.
 * League ratings (``elo``) are a Bradley–Terry maximum-likelihood fit (Hunter's MM iteration; see
   :func:`training.stats.bradley_terry`) on pairwise comparisons: in every game each pair of teams
   of different agents is a win for the higher return, a draw when equal or when the game was

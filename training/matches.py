@@ -15,7 +15,7 @@ import multiprocessing
 import pathlib
 import time
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import agents
@@ -273,6 +273,9 @@ class AgentLine:
     rank_sum: float = 0.0
     length_sum: float = 0.0
     fair_share: float = 0.0
+    #: per team side (side 0 moves first): games the agent played from it, and how many it won there
+    side_games: list[int] = field(default_factory=list)
+    side_wins: list[int] = field(default_factory=list)
 
     def add(self, won: bool, draw: bool, rank: float, length: int) -> None:
         self.games += 1
@@ -281,6 +284,16 @@ class AgentLine:
         self.losses += not won and not draw
         self.rank_sum += rank
         self.length_sum += length
+
+    def add_side(self, side: int, won: bool) -> None:
+        """One game played from team side ``side``; an agent holding several sides of a game (its
+        own team mates in a lineup such as ``A vs H vs H``) counts that game once for each."""
+        missing = side + 1 - len(self.side_games)
+        if missing > 0:
+            self.side_games += [0] * missing
+            self.side_wins += [0] * missing
+        self.side_games[side] += 1
+        self.side_wins[side] += won
 
     def summary(self) -> dict[str, Any]:
         lo, hi = wilson_interval(self.wins, self.games)
@@ -296,6 +309,9 @@ class AgentLine:
             "fair_share": self.fair_share,
             "mean_rank": self.rank_sum / g,
             "mean_length": self.length_sum / g,
+            "games_by_side": list(self.side_games),
+            "wins_by_side": list(self.side_wins),
+            "win_rate_by_side": [w / n if n else None for w, n in zip(self.side_wins, self.side_games)],
         }
 
 
@@ -305,7 +321,8 @@ def summarise(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_tea
     overall: dict[str, AgentLine] = {}
     pairs: list[tuple[str, str, float]] = []
     for li, lineup in enumerate(lineups):
-        lines = {a: AgentLine(a, fair_share=lineup.count(a) / num_teams) for a in dict.fromkeys(lineup)}
+        lines = {a: AgentLine(a, fair_share=lineup.count(a) / num_teams, side_games=[0] * num_teams,
+                              side_wins=[0] * num_teams) for a in dict.fromkeys(lineup)}
         lengths, truncations = [], 0
         side_wins = [0] * num_teams
         for res in (r for r in results if r["lineup"] == li):
@@ -318,7 +335,12 @@ def summarise(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_tea
                 won = any(t in winners for t in sides)
                 rank = sum(ranks[t] for t in sides) / len(sides)
                 line.add(won, nobody, rank, res["length"])
-                overall.setdefault(agent, AgentLine(agent)).add(won, nobody, rank, res["length"])
+                total = overall.setdefault(agent, AgentLine(agent, side_games=[0] * num_teams,
+                                                            side_wins=[0] * num_teams))
+                total.add(won, nobody, rank, res["length"])
+                for t in sides:
+                    line.add_side(t, t in winners)
+                    total.add_side(t, t in winners)
             lengths.append(res["length"])
             truncations += res["truncated"]
             pairs.extend(pairwise_outcomes(res))

@@ -12,6 +12,16 @@ def _pct(x: float) -> str:
     return f"{100 * x:5.1f}%"
 
 
+#: Tables with more team sides than this leave the by-side column out (it stays in the JSON).
+MAX_SIDES_SHOWN = 8
+
+
+def side_rates(line: dict[str, Any]) -> str:
+    """An agent's win rate from each team side (side 0 moves first) in whole percent, '-' for a
+    side it never played: ``"34 23 18 9 4 4"``."""
+    return " ".join("-" if r is None else f"{100 * r:.0f}" for r in line["win_rate_by_side"])
+
+
 def print_report(report: dict[str, Any], console=None) -> None:
     """The per-lineup table and, with two or more agents, the league table, printed with rich."""
     from rich.table import Table
@@ -27,6 +37,9 @@ def print_report(report: dict[str, Any], console=None) -> None:
         table.add_column("fair share", justify="right")
         table.add_column("mean rank", justify="right")
     table.add_column("mean length", justify="right")
+    by_side = report["num_teams"] <= MAX_SIDES_SHOWN
+    if by_side:
+        table.add_column("win % by side", justify="right", no_wrap=True)
     notes = []
     for lineup in report["lineups"]:
         table.add_row("[bold]" + lineup_label(lineup["teams"]) + "[/bold]")
@@ -42,6 +55,8 @@ def print_report(report: dict[str, Any], console=None) -> None:
             if multi:
                 row += [_pct(line["fair_share"]), f"{line['mean_rank']:.2f}"]
             row.append(f"{line['mean_length']:.1f}")
+            if by_side:
+                row.append(side_rates(line))
             table.add_row(*row)
         if len(set(lineup["teams"])) == 1:  # self-play: the seat advantage is what it measures
             sides = ", ".join(f"team {t} {_pct(w).strip()}" for t, w in enumerate(lineup["side_win_rates"]))
