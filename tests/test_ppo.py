@@ -571,6 +571,8 @@ def test_evaluate_a_run_folder_seeded_with_seats_rotated(tmp_path):
     result = report["results"]["random-v0"]
     assert result["games"] == 6 and result["wins"] + result["draws"] + result["losses"] == 6
     assert 0 <= result["wilson"][0] <= result["win_rate"] <= result["wilson"][1] <= 1
+    assert result["games_by_side"] == [3, 3]  # game g puts the learner on side g % 2
+    assert sum(result["wins_by_side"]) == result["wins"]
     assert (run / "policy" / "eval-6-seed1000000.json").exists()
     assert ppo.main(argv)["results"] == report["results"]  # same seeds, same games, same outcome
     # The game comes from the policy, so its own opponents are accepted without --game.

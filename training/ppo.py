@@ -74,6 +74,7 @@ from agents.checkpoint import checkpoint_dir, policy_folder
 from agents.policy_io import ARCHITECTURES, CheckpointError, load_policy, read_policy_spec, save_policy
 from agents.scoring import score_teams
 from training.cli import dataclass_parser
+from training.reporting import side_rates
 from training.stats import wilson_interval
 from training.teachers import TeacherLabels
 
@@ -386,7 +387,7 @@ class Tables:
     ``first_game``): its deal seed, the opponent kind's name, the opponent (a factory
     ``seed -> Agent`` or ``("snapshot", index)``) and the learner's team. :meth:`advance` plays every
     non-learner seat until each table awaits a learner decision. A finished game is recorded in
-    ``self.finished`` as ``(kind, learner return, won, truncated, length)`` and replaced by a new
+    ``self.finished`` as ``(kind, learner return, won, truncated, length, learner's team side)`` and replaced by a new
     one, until ``max_games`` have been dealt (then the table goes idle).
     """
 
@@ -413,7 +414,7 @@ class Tables:
         self.opp: list[Any] = [None] * n  # dict seat -> Agent, or ("snapshot", index)
         self.length = [0] * n
         self.active = [True] * n
-        self.finished: list[tuple[str, float, bool, bool, int]] = []
+        self.finished: list[tuple[str, float, bool, bool, int, int]] = []
         self.agent_cache: dict[tuple[int, str, int], agents.Agent] = {}
         #: CPU seconds spent in agent opponents' decisions (views included) and snapshot forwards.
         self.opponent_seconds = 0.0
@@ -459,7 +460,7 @@ class Tables:
         returns = state.truncation_returns() if truncated else state.returns()
         winners, _ = score_teams(self.game.team_returns(returns), decided=not truncated)
         reward = float(returns[min(self.learner[i])])
-        self.finished.append((self.kind[i], reward, self.team[i] in winners, truncated, self.length[i]))
+        self.finished.append((self.kind[i], reward, self.team[i] in winners, truncated, self.length[i], self.team[i]))
         self._new_game(i)
         return reward, True
 
@@ -1052,7 +1053,7 @@ class Trainer:
             dynamic_ncols=True,
             mininterval=5,
         )
-        recent: list[tuple[str, float, bool, bool, int]] = []
+        recent: list[tuple[str, float, bool, bool, int, int]] = []
         train: dict[str, float] = {}
         while self.step < a.total_steps:
             w0, c0 = time.perf_counter(), time.process_time()
@@ -1096,13 +1097,13 @@ class Trainer:
             for key, val in train.items():
                 self.writer.add_scalar(f"train/{key}", val, self.step)
             for kind in {k for k, *_ in recent}:
-                won = [w for k, _, w, _, _ in recent if k == kind]
+                won = [w for k, _, w, *_ in recent if k == kind]
                 self.writer.add_scalar(f"league/win_rate_vs_{kind}", float(np.mean(won)), self.step)
             bar.update(n)
             bar.set_postfix(
                 sps=f"{train['steps_per_cpu_s']:.0f}",
                 env=f"{train['env_share']:.0%}",
-                win=f"{np.mean([w for _, _, w, _, _ in recent]) if recent else 0:.2f}",
+                win=f"{np.mean([w for _, _, w, *_ in recent]) if recent else 0:.2f}",
                 ent=f"{losses['entropy']:.2f}",
                 bc=int(batch["cloning"]),
             )
@@ -1169,7 +1170,8 @@ def evaluate_module(
 
     Game ``g`` is dealt with seed ``seed + g`` and the learner plays team ``g % num_teams``; every
     other seat is the opponent kind. Returns per kind: games, wins, draws (truncated or all tied),
-    losses, win rate and its Wilson 95% interval.
+    losses, win rate and its Wilson 95% interval, and games, wins and win rate by the learner's team
+    side (side 0 moves first).
     """
     game = envs.make_game(game_name, **config)
     num_teams = game.num_teams
@@ -1208,9 +1210,20 @@ def evaluate_module(
             "win_rate": wins / max(1, len(outcomes)),
             "wilson": [low, high],
             "mean_length": float(np.mean([o[4] for o in outcomes])) if outcomes else 0.0,
+            **by_side(outcomes, num_teams),
         }
     module.train()
     return results
+
+
+def by_side(outcomes: list[tuple], num_teams: int) -> dict[str, list]:
+    """Games, wins and win rate by the learner's team side, from ``Tables.finished`` outcomes."""
+    games, wins = [0] * num_teams, [0] * num_teams
+    for o in outcomes:
+        games[o[5]] += 1
+        wins[o[5]] += bool(o[2])
+    return {"games_by_side": games, "wins_by_side": wins,
+            "win_rate_by_side": [w / n if n else None for w, n in zip(wins, games)]}
 
 
 def write_curve(curve: list[dict[str, Any]], run_dir: pathlib.Path, title: str) -> None:
@@ -1293,7 +1306,8 @@ def main(argv: list[str] | None = None) -> Any:
         for kind, r in report["results"].items():
             print(
                 f"vs {kind}: {r['wins']}/{r['games']} wins = {r['win_rate']:.1%} "
-                f"[{r['wilson'][0]:.1%}, {r['wilson'][1]:.1%}], draws {r['draws']}"
+                f"[{r['wilson'][0]:.1%}, {r['wilson'][1]:.1%}], draws {r['draws']}; "
+                f"win % by side (side 0 moves first): {side_rates(r)}"
             )
         print(f"wrote {report['written_to']}")
         return report
