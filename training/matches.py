@@ -285,13 +285,14 @@ class AgentLine:
         self.rank_sum += rank
         self.length_sum += length
 
+    @classmethod
+    def at_table(cls, agent: str, num_teams: int, fair_share: float = 0.0) -> AgentLine:
+        """An empty line with one by-side count per team side of the table."""
+        return cls(agent, fair_share=fair_share, side_games=[0] * num_teams, side_wins=[0] * num_teams)
+
     def add_side(self, side: int, won: bool) -> None:
         """One game played from team side ``side``; an agent holding several sides of a game (its
         own team mates in a lineup such as ``A vs H vs H``) counts that game once for each."""
-        missing = side + 1 - len(self.side_games)
-        if missing > 0:
-            self.side_games += [0] * missing
-            self.side_wins += [0] * missing
         self.side_games[side] += 1
         self.side_wins[side] += won
 
@@ -309,10 +310,15 @@ class AgentLine:
             "fair_share": self.fair_share,
             "mean_rank": self.rank_sum / g,
             "mean_length": self.length_sum / g,
-            "games_by_side": list(self.side_games),
-            "wins_by_side": list(self.side_wins),
-            "win_rate_by_side": [w / n if n else None for w, n in zip(self.side_wins, self.side_games)],
+            **side_summary(self.side_games, self.side_wins),
         }
+
+
+def side_summary(games: Sequence[int], wins: Sequence[int]) -> dict[str, list]:
+    """The report's by-side fields from games and wins per team side (side 0 moves first); the win
+    rate of a side never played is None."""
+    return {"games_by_side": list(games), "wins_by_side": list(wins),
+            "win_rate_by_side": [w / n if n else None for w, n in zip(wins, games)]}
 
 
 def summarise(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_teams: int) -> dict[str, Any]:
@@ -321,8 +327,7 @@ def summarise(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_tea
     overall: dict[str, AgentLine] = {}
     pairs: list[tuple[str, str, float]] = []
     for li, lineup in enumerate(lineups):
-        lines = {a: AgentLine(a, fair_share=lineup.count(a) / num_teams, side_games=[0] * num_teams,
-                              side_wins=[0] * num_teams) for a in dict.fromkeys(lineup)}
+        lines = {a: AgentLine.at_table(a, num_teams, lineup.count(a) / num_teams) for a in dict.fromkeys(lineup)}
         lengths, truncations = [], 0
         side_wins = [0] * num_teams
         for res in (r for r in results if r["lineup"] == li):
@@ -335,8 +340,7 @@ def summarise(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_tea
                 won = any(t in winners for t in sides)
                 rank = sum(ranks[t] for t in sides) / len(sides)
                 line.add(won, nobody, rank, res["length"])
-                total = overall.setdefault(agent, AgentLine(agent, side_games=[0] * num_teams,
-                                                            side_wins=[0] * num_teams))
+                total = overall.setdefault(agent, AgentLine.at_table(agent, num_teams))
                 total.add(won, nobody, rank, res["length"])
                 for t in sides:
                     line.add_side(t, t in winners)

@@ -74,6 +74,7 @@ from agents.checkpoint import checkpoint_dir, policy_folder
 from agents.policy_io import ARCHITECTURES, CheckpointError, load_policy, read_policy_spec, save_policy
 from agents.scoring import score_teams
 from training.cli import dataclass_parser
+from training.matches import side_summary
 from training.reporting import side_rates
 from training.stats import wilson_interval
 from training.teachers import TeacherLabels
@@ -1222,8 +1223,7 @@ def by_side(outcomes: list[tuple], num_teams: int) -> dict[str, list]:
     for o in outcomes:
         games[o[5]] += 1
         wins[o[5]] += bool(o[2])
-    return {"games_by_side": games, "wins_by_side": wins,
-            "win_rate_by_side": [w / n if n else None for w, n in zip(wins, games)]}
+    return side_summary(games, wins)
 
 
 def write_curve(curve: list[dict[str, Any]], run_dir: pathlib.Path, title: str) -> None:
