@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from envs._version import __version__
+
 NAMES: tuple[str, ...] = ("sequence_v0", "pans_trial_v0", "dojo_v0", "wizard_arena_v0")
 """Every game, by module name (``envs.<name>`` has ``env``, ``raw_env`` and ``Game``)."""
 
@@ -76,4 +78,4 @@ def __getattr__(attr: str):
 
 _register_all()
 
-__all__ = ["NAMES", "game_class", "make", "make_game", "register_with_pettingzoo", "registry_id", *NAMES]
+__all__ = ["NAMES", "__version__", "game_class", "make", "make_game", "register_with_pettingzoo", "registry_id", *NAMES]

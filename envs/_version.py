@@ -1,0 +1,3 @@
+"""The one version string of the tabletop-rl package (``pyproject.toml`` reads it from here)."""
+
+__version__ = "0.1.0"
