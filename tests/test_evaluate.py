@@ -16,7 +16,7 @@ from agents.scoring import score_teams
 from training import evaluate as ev
 from training import matches as m
 from training.reporting import side_rates
-from training.stats import bradley_terry, expected_score, pairwise_table, wilson_interval
+from agents.stats import bradley_terry, expected_score, pairwise_table, wilson_interval
 
 RANDOM = "sequence_v0/random-v0"
 HEURISTIC = "sequence_v0/heuristic-v1"

@@ -41,7 +41,7 @@ import envs
 from agents.runner import Runner, RunnerHooks
 from agents.scoring import score_game
 from envs.core import ConfigError
-from training.stats import wilson_interval
+from agents.stats import wilson_interval
 
 AGENT_ALIASES = {"heuristic": "heuristic-v1", "greedy": "heuristic-v1", "random": "random-v0"}
 

@@ -66,7 +66,7 @@ How games are scored (:mod:`agents.scoring`, shared with training and tournament
   side that won. Where the table's seat order decides much (Wizard Arena), this is the first thing
   to look at; the printed table shows it up to eight sides.
 * League ratings (``elo``) are a Bradley–Terry maximum-likelihood fit (Hunter's MM iteration; see
-  :func:`training.stats.bradley_terry`) on pairwise comparisons: in every game each pair of teams
+  :func:`agents.stats.bradley_terry`) on pairwise comparisons: in every game each pair of teams
   of different agents is a win for the higher return, a draw when equal or when the game was
   truncated. They are on the Elo scale with mean 1500, with one virtual drawn game per pair as a
   prior so that an unbeaten agent keeps a finite rating.

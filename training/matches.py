@@ -23,7 +23,7 @@ import envs
 from agents.records import Record, Recorder
 from agents.scoring import score_teams
 from envs.core.game import Game
-from training.stats import Z95, bradley_terry, pairwise_table, wilson_interval
+from agents.stats import Z95, bradley_terry, pairwise_table, wilson_interval
 
 #: Keywords of the environment, not of the game's rules.
 ENV_KEYWORDS = ("max_cycles", "render_mode")

@@ -76,7 +76,7 @@ from agents.scoring import score_teams
 from training.cli import dataclass_parser
 from training.matches import side_summary
 from training.reporting import side_rates
-from training.stats import wilson_interval
+from agents.stats import wilson_interval
 from training.teachers import TeacherLabels
 
 NEG = -1e9

@@ -371,7 +371,7 @@ def evaluate_export(out: pathlib.Path, args: Args, config: dict[str, Any]) -> di
     from agents.policy_io import load_policy
     from agents.scoring import score_game
     from training.rllib_env import SNAPSHOT
-    from training.stats import wilson_interval
+    from agents.stats import wilson_interval
 
     module, _spec = load_policy(out, game=args.game)
     game = envs.make_game(args.game, **config)
