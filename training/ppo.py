@@ -71,7 +71,8 @@ import envs
 from agents.nets import default_arch
 from agents.runner import seat_inputs
 from agents.checkpoint import checkpoint_dir, policy_folder
-from agents.policy_io import ARCHITECTURES, CheckpointError, load_policy, read_policy_spec, save_policy
+from agents.architectures import build_architecture
+from agents.policy_io import CheckpointError, load_policy, read_policy_spec, save_policy
 from agents.scoring import score_teams
 from training.cli import dataclass_parser
 from training.matches import side_summary
@@ -577,7 +578,7 @@ class Trainer:
         torch.manual_seed(args.seed)
         self.rng = random.Random(args.seed)
 
-        self.net = ARCHITECTURES[self.arch](**self.arch_kwargs)
+        self.net = build_architecture(self.arch, **self.arch_kwargs)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
         self.snapshots: list[torch.nn.Module] = []
         self.snapshot_steps: list[int] = []
@@ -609,7 +610,7 @@ class Trainer:
             opt_t = load_file(str(ckpt / "optimizer.safetensors")) if (ckpt / "optimizer.safetensors").exists() else {}
             self.optimizer.load_state_dict(unflatten_optimizer(opt_t, state["optimizer"]))
             for k in range(state["snapshots"]):
-                snap = ARCHITECTURES[self.arch](**self.arch_kwargs)
+                snap = build_architecture(self.arch, **self.arch_kwargs)
                 snap.load_state_dict(load_file(str(ckpt / f"snapshot_{k}.safetensors")))
                 self.snapshots.append(snap.eval())
             self.snapshot_steps = state["snapshot_steps"]

@@ -329,7 +329,8 @@ def export_policy(out: pathlib.Path, state: dict[str, Any], args: Args, config: 
     import ray
     import torch
 
-    from agents.policy_io import build_architecture, save_policy
+    from agents.architectures import build_architecture
+    from agents.policy_io import save_policy
 
     game = envs.make_game(args.game, **config)
     arch_kwargs = {
