@@ -93,9 +93,10 @@ Version history
 * v0: first release (standard board v0, 22-card deck, all switches of the seed).
 """
 
-from envs.core.env import make_env_factories
+from envs.core.env import make_env_factories, make_parallel_env
 from envs.dojo.game import DojoGame as Game
 
 env, raw_env = make_env_factories(Game)
+parallel_env = make_parallel_env(env, Game)
 
-__all__ = ["Game", "env", "raw_env"]
+__all__ = ["Game", "env", "parallel_env", "raw_env"]

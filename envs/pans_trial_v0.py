@@ -86,9 +86,10 @@ Version history
 * v0: first release.
 """
 
-from envs.core.env import make_env_factories
+from envs.core.env import make_env_factories, make_parallel_env
 from envs.pans_trial.game import PansTrialGame as Game
 
 env, raw_env = make_env_factories(Game)
+parallel_env = make_parallel_env(env, Game)
 
-__all__ = ["Game", "env", "raw_env"]
+__all__ = ["Game", "env", "parallel_env", "raw_env"]

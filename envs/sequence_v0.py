@@ -69,9 +69,10 @@ Versions
 * v0: first release.
 """
 
-from envs.core.env import make_env_factories
+from envs.core.env import make_env_factories, make_parallel_env
 from envs.sequence.game import SequenceGame as Game
 
 env, raw_env = make_env_factories(Game)
+parallel_env = make_parallel_env(env, Game)
 
-__all__ = ["Game", "env", "raw_env"]
+__all__ = ["Game", "env", "parallel_env", "raw_env"]

@@ -105,9 +105,10 @@ Versions
   ``"observation_version": 2`` to its config loads it unchanged.
 """
 
-from envs.core.env import make_env_factories
+from envs.core.env import make_env_factories, make_parallel_env
 from envs.wizard_arena.game import WizardArenaGame as Game
 
 env, raw_env = make_env_factories(Game)
+parallel_env = make_parallel_env(env, Game)
 
-__all__ = ["Game", "env", "raw_env"]
+__all__ = ["Game", "env", "parallel_env", "raw_env"]

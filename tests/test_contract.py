@@ -1,7 +1,8 @@
 """Generic tests every game must pass, for every configuration family it declares in
 ``Game.config_families``.
 
-Covers: declared game facts, PettingZoo's own ``api_test`` and ``seed_test``, random-play fuzz with
+Covers: declared game facts, PettingZoo's own ``api_test``, ``seed_test``, ``state_test`` and
+``parallel_api_test`` (the parallel API through the registry too), random-play fuzz with
 the engine's invariants checked after every action, illegal actions, save/restore, hidden
 information, ``env()``'s illegal-move penalty, bad configs, corrupt saves, rendering, the
 PettingZoo registry and the import direction of rules modules.
@@ -19,7 +20,7 @@ import warnings
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, parallel_api_test, seed_test, state_test
 
 import agents
 import envs
@@ -143,6 +144,28 @@ def test_pettingzoo_seed(name, family, config):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         seed_test(lambda **kw: mod.env(**config, **kw), num_cycles=300)
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_pettingzoo_state(name, family, config):
+    mod = module(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # PettingZoo's state checks only warn: here they fail
+        state_test(mod.env(**config), mod.parallel_env(**config), num_cycles=60)
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_pettingzoo_parallel_api(name, family, config):
+    import pettingzoo
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parallel_api_test(module(name).parallel_env(**config), num_cycles=300)
+        par = pettingzoo.make("parallel", envs.registry_id(name), **config)
+    assert par.unwrapped.game.name == name and par.unwrapped.game.config == module(name).Game(**config).config
+    observations, infos = par.reset(seed=3)
+    assert set(observations) == set(par.possible_agents)
+    assert par.state_space.contains(par.state())
 
 
 @pytest.mark.parametrize("name,family,config", CASES)
