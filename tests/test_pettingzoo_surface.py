@@ -222,3 +222,30 @@ def test_selfplay_passes_gymnasium_and_sb3_env_checkers(name):
         warnings.simplefilter("error")
         gymnasium_check_env(docstring_example(name), skip_render_check=True)
         sb3_check_env(docstring_example(name), warn=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The module docstrings are each game's reference page (Sphinx autodoc): valid reStructuredText
+@pytest.mark.parametrize("name", GAMES)
+def test_module_docstring_is_valid_restructuredtext_with_the_reference_sections(name):
+    import io
+
+    import docutils.core
+    import docutils.utils
+
+    doc = module(name).__doc__
+    warnings_out = io.StringIO()
+    try:  # halt_level 2: any warning (a malformed table, an unclosed literal) is an error
+        tree = docutils.core.publish_doctree(
+            doc, settings_overrides={"warning_stream": warnings_out, "halt_level": 2, "report_level": 2})
+    except docutils.utils.SystemMessage as exc:
+        pytest.fail(f"{name}'s docstring is not clean reStructuredText: {exc}")
+    assert warnings_out.getvalue() == ""
+    titles = [t.astext() for t in tree.findall(docutils.nodes.title)]
+    for section in ("State layout (state())", "Version history"):
+        assert section in titles, f"{name}'s docstring lacks a {section!r} section; it has {titles}"
+    assert "|" not in "".join(line[:1] for line in doc.splitlines()), "a Markdown table row"
+    assert "parallel_env" in doc and "turn_based_aec_to_parallel" in doc
+    game = envs.make_game(name)
+    assert f"{game.state_shape[0]}" in doc, "the default state length is not the one documented"
+    assert len(list(tree.findall(docutils.nodes.table))) >= 3

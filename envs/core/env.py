@@ -30,8 +30,15 @@ Behaviour shared by every game
 * Actions are Python or numpy integers, or 0-d integer arrays; anything else (a float, even
   ``1.0``, a string, bytes, a bool, a ``Decimal``) raises :class:`~envs.core.errors.IllegalActionError`
   naming it, in ``raw_env`` and ``env`` alike, as does an id outside ``Discrete(num_actions)``.
-* ``step``, ``last``, ``observe``, ``save_state``, ``player_view`` and ``render`` before the first
-  ``reset()`` raise a ``RuntimeError`` that says to call ``reset()`` first.
+* ``state()`` is the whole position as the referee sees it (hidden hands and secrets included: for
+  centralised critics), a float32 array in ``state_space`` built by ``Game.encode_state``: seat 0's
+  observation, the seat to act, then the game's referee block (layout in each game module).
+* ``parallel_env(**config)`` in every game module is ``env(**config)`` through PettingZoo's
+  ``turn_based_aec_to_parallel`` (:func:`make_parallel_env`), registered for ``pettingzoo.make("parallel", ...)``.
+* ``metadata`` is the class's own dict (never shared between games) and every instance copies it, so a
+  wrapper that edits an instance's ``render_modes`` changes nothing else.
+* ``step``, ``last``, ``observe``, ``state``, ``save_state``, ``player_view`` and ``render`` before the
+  first ``reset()`` raise a ``RuntimeError`` that says to call ``reset()`` first.
 
 Public accessors for tools (runners, self-play, front ends) on the unwrapped environment:
 ``game`` (the configured :class:`~envs.core.game.Game`), ``engine_state`` (the full state: never
