@@ -4,10 +4,12 @@
 >>> env = envs.make("sequence_v0", num_teams=3)          # the wrapped env, like sequence_v0.env()
 >>> env = envs.sequence_v0.env()                         # the same, PettingZoo style
 >>> import pettingzoo; env = pettingzoo.make("aec", "tabletop/sequence-v0")   # after ``import envs``
+>>> par = pettingzoo.make("parallel", "tabletop/sequence-v0")                # sequence_v0.parallel_env()
 
 ``envs.NAMES`` lists every game by module name. Importing this package registers each game with
-PettingZoo's registry as ``tabletop/<game>-v0`` (entry point: the module's ``env``), so
-``pettingzoo.make("aec", "tabletop/...")`` works only after ``import envs``.
+PettingZoo's registries as ``tabletop/<game>-v0`` (entry points: the module's ``env`` for
+``"aec"``, its ``parallel_env`` for ``"parallel"``), so ``pettingzoo.make("aec" or "parallel",
+"tabletop/...")`` works only after ``import envs``.
 """
 
 from __future__ import annotations
@@ -50,17 +52,20 @@ def registry_id(name: str) -> str:
 
 
 def register_with_pettingzoo(name: str) -> str:
-    """Register game ``name`` as ``tabletop/<game>-v<N>`` in PettingZoo's registry (done on import
-    for every game in ``NAMES``); returns the registry id."""
+    """Register game ``name`` as ``tabletop/<game>-v<N>`` in PettingZoo's AEC registry (entry point
+    the module's ``env``) and its parallel registry (``parallel_env``); done on import for every
+    game in ``NAMES``. Returns the registry id."""
     import warnings
 
     import pettingzoo
 
     env_id = registry_id(name)
-    if env_id not in pettingzoo.aec_registry:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            pettingzoo.register("aec", env_id, entry_point=f"envs.{name}:env")
+    for kind, registry, factory in (("aec", pettingzoo.aec_registry, "env"),
+                                    ("parallel", pettingzoo.parallel_registry, "parallel_env")):
+        if env_id not in registry:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                pettingzoo.register(kind, env_id, entry_point=f"envs.{name}:{factory}")
     return env_id
 
 

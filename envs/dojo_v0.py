@@ -14,7 +14,10 @@ Rewards                +1 to the Black Belt winner, −1/(n−1) to every other 
                        0 for everyone when truncated at ``max_cycles``
 Default max_cycles     1000 cycles (= 1000 × n actions); heuristic games take about 25 rounds
                        (about 200 cycles), so only stalled games (e.g. random players) hit it
-Parallel API           no (turn-based AEC; out-of-turn decisions make that seat the next agent)
+State                  ``state()`` in ``Box(0, 1, (6640 + 5·n,), float32)``: the whole position (below)
+Parallel API           ``dojo_v0.parallel_env()`` / ``pettingzoo.make("parallel", "tabletop/dojo-v0")``:
+                       ``env()`` through ``turn_based_aec_to_parallel``; each step reads only the
+                       action of the seat to act (out-of-turn deciders come next, as in the AEC API)
 =====================  =================================================================
 
 Action
@@ -88,14 +91,34 @@ keyword                        default  meaning
 Also the generic ``render_mode`` (``human``, ``ansi``, ``rgb_array``), ``max_cycles`` and, for
 ``raw_env`` only, ``illegal_action`` ("raise" or "penalize").
 
+State layout (``state()``)
+--------------------------
+``env.state()`` is the whole position as the referee sees it (every seat's Tecnica, face-down discards
+and the deck's order included: for a centralised critic, never for a seat's policy),
+``Box(0, 1, (6640 + 5·n,), float32)`` on the standard board (6660 for four players), a pure function of
+the position (``Game.encode_state``); the random generator is not part of it.
+
+==================  ================================================================================
+``[0, 6591)``       player_0's observation (above, relative seat 0 = player_0)
+next n + 1          the seat to act, one-hot; the last value is set once the game is over
+next 3·n            every seat's Tecnica, seat after seat: Kiai, Uke, Kaeshi held ÷ 2
+next 13             every discard by kind, face down too (÷ copies of the kind)
+next 13             the deck's contents by kind (÷ copies of the kind)
+next 22             the deck's order: slot k is the k-th card from the top as (kind + 1) / 13, 0 beyond
+                    the end of the deck
+next n              the Black Belt winner's seat, one-hot
+==================  ================================================================================
+
 Version history
 ---------------
-* v0: first release (standard board v0, 22-card deck, all switches of the seed).
+* v0: first release (standard board v0, 22-card deck, all switches of the seed). ``state()``,
+  ``state_space`` and ``parallel_env()`` added later without a version bump (nothing observed changed).
 """
 
-from envs.core.env import make_env_factories
+from envs.core.env import make_env_factories, make_parallel_env
 from envs.dojo.game import DojoGame as Game
 
 env, raw_env = make_env_factories(Game)
+parallel_env = make_parallel_env(env, Game)
 
-__all__ = ["Game", "env", "raw_env"]
+__all__ = ["Game", "env", "parallel_env", "raw_env"]

@@ -2,11 +2,13 @@
 
 ==================  =============================================================================
 Import              ``from envs import sequence_v0``; ``sequence_v0.env()`` / ``raw_env()``
-Registry id         ``pettingzoo.make("aec", "tabletop/sequence-v0")``
+Registry id         ``pettingzoo.make("aec", "tabletop/sequence-v0")``; ``"parallel"`` for ``parallel_env()``
 Agents              ``player_0 … player_{n-1}``, n = ``num_teams × players_per_team`` (2–12)
 Teams               seat ``i`` plays for team ``i % num_teams`` (team-mates never sit side by side)
 Action space        ``Discrete(349)``
 Observation         ``{"observation": Box(0, 1, (710,), float32), "action_mask": Box(0, 1, (349,), int8)}``
+State               ``state()`` in ``Box(0, 1, (867 + 53·n,), float32)``: the whole position (below)
+Parallel API        ``parallel_env()``, turn-based (below)
 Rewards             at the end only: +1 each seat of the winning team, −1 every other seat, 0 all on a draw
                     or truncation
 Truncation          after ``max_cycles`` (default 500) × n actions in total
@@ -64,14 +66,37 @@ Config keywords
 ``render_mode``        None         "ansi", "rgb_array" or "human" (text to stdout)
 =====================  ===========  =====================================================================
 
-Versions
---------
-* v0: first release.
+State layout (``state()``)
+--------------------------
+``env.state()`` is the whole position as the referee sees it (every hand and the deck included: for a
+centralised critic, never for a seat's policy), ``Box(0, 1, (867 + 53·n,), float32)``: 973 values with
+two seats, 1079 for 2x2, 1026 for three teams. A pure function of the position (``Game.encode_state``);
+the random generator is not part of it.
+
+=====================  ============================================================================
+``[0, 710)``           player_0's observation (the table above, from team 0's side)
+next n + 1             the seat to act, one-hot; the last value is set once the game is over
+next 52·n              every seat's hand, seat after seat: copies held of each card kind ÷ 2
+next 52                the draw pile's contents: copies of each card kind ÷ 2
+next 104               the draw pile's order: slot k is the k-th card from the top as (kind + 1) / 52,
+                       0 beyond the end of the pile
+=====================  ============================================================================
+
+Parallel API
+------------
+``sequence_v0.parallel_env(**config)`` (``pettingzoo.make("parallel", "tabletop/sequence-v0")``) is
+``env()`` through PettingZoo's ``turn_based_aec_to_parallel``: ``step`` reads only the acting seat's action.
+
+Version history
+---------------
+* v0: first release. ``state()``, ``state_space`` and ``parallel_env()`` added later without a version
+  bump (no rule, observation, action or reward changed).
 """
 
-from envs.core.env import make_env_factories
+from envs.core.env import make_env_factories, make_parallel_env
 from envs.sequence.game import SequenceGame as Game
 
 env, raw_env = make_env_factories(Game)
+parallel_env = make_parallel_env(env, Game)
 
-__all__ = ["Game", "env", "raw_env"]
+__all__ = ["Game", "env", "parallel_env", "raw_env"]

@@ -4,7 +4,8 @@ ranked by score (then strength) on a final scoreboard.
 
 ==================  ===========================================================================
 Import              ``from envs import wizard_arena_v0``; ``wizard_arena_v0.env()`` / ``raw_env()``
-Registry id         ``pettingzoo.make("aec", "tabletop/wizard_arena-v0")``
+Registry id         ``pettingzoo.make("aec", "tabletop/wizard_arena-v0")``; ``"parallel"`` for ``parallel_env()``
+State               ``state()``: the whole position (below)
 Agents              ``player_0 … player_{n-1}``, n = ``num_bots`` (2–16, default 6); seat i is bot i
 Who acts            only living solo bots and party leaders (round-robin in seat order); a solo asked
                     to ally decides out of turn; followers and the dead are never selected
@@ -26,19 +27,19 @@ Tournament          ``python -m tools.tournament --bot NAME=AGENT_ID … -H 10 -
 
 Action encoding
 ---------------
-=====  ==================  =============================================================
-0–7    ``move N`` … ``NW``  step to a neighbour: N, NE, E, SE, S, SW, W, NW (a party's
-                           leader steps and the line follows; it may step onto its tail
-                           or, to turn round, its first follower); squeezes allowed (cost)
-8      ``stay``            always legal in the move phase
-9      ``ally accept``     a solo meeting a solo: agree to form a party
-10     ``ally decline``    refuse (that pair is not asked again until they separate)
-11     ``challenge Gary``  after the turn's step, when within distance 1 of Gary
-12     ``leave Gary``      do not challenge
-13     ``reward score``    after beating Gary: +2 score
-14     ``reward strength`` … +2.0 strength (own)
-15     ``reward health``   … +2 HP, max HP rising with it (masked out when ``health=0``)
-=====  ==================  =============================================================
+=====  =====================  =============================================================
+0–7    ``move N`` … ``NW``    step to a neighbour: N, NE, E, SE, S, SW, W, NW (a party's
+                              leader steps and the line follows; it may step onto its tail
+                              or, to turn round, its first follower); squeezes allowed (cost)
+8      ``stay``               always legal in the move phase
+9      ``ally accept``        a solo meeting a solo: agree to form a party
+10     ``ally decline``       refuse (that pair is not asked again until they separate)
+11     ``challenge Gary``     after the turn's step, when within distance 1 of Gary
+12     ``leave Gary``         do not challenge
+13     ``reward score``       after beating Gary: +2 score
+14     ``reward strength``    … +2.0 strength (own)
+15     ``reward health``      … +2 HP, max HP rising with it (masked out when ``health=0``)
+=====  =====================  =============================================================
 
 Observation layout (from the observing seat's point of view; all values in [0, 1])
 -------------------------------------------------------------------------------------
@@ -49,7 +50,7 @@ Observation layout (from the observing seat's point of view; all values in [0, 1
 next ``6·7·7``             the same six planes in the 7×7 window centred on the seat's bot (cells
                            beyond the edge read as terrain)
 next 21                    own stats: alive, HP/(2·health), max HP/(2·health), strength/10,
-                           score (0.5 + s/(2(|s|+20)), never capped), solo, leader, follower, party
+                           score (0.5 + s/(2·(abs(s) + 20)), never capped), solo, leader, follower, party
                            size/n, row, col, Gary row, Gary col, Gary within 1, own side's total
                            strength/40, phase one-hot (move, ally, gary, reward), time left (share of
                            the env's step cap still to go), quiet time left (share of the no-progress
@@ -78,36 +79,60 @@ parties in line order, Gary, gravestones, phase) without the RNG, plus ``"seat"`
 
 Config keywords
 ---------------
-====================  =======  =========================================================================
-``num_bots``          6        2–16 bots (seats)
-``health``            10       starting HP (0–1000); 0 switches health off: nobody dies and a lost
-                               challenge of Gary costs 2 score instead of 2 HP
-``map_size``          16       the map is S×S (6–64), large enough for the bots
-``terrain_density``   0.15     share of cells covered by mountains and forests (0–0.5)
-``initial_strength``  1.0      every bot's starting strength (multiple of 0.1)
-``gary_strength``     3.0      Gary's strength (multiple of 0.1)
-``gary_roams``        False    True: Gary takes one random step each round
-``observation_version`` 2     1: the first release's observation, without the seat and declined
-                               features of the bots table (kept so that ``wizard_arena_v0/ppo-v1``,
-                               trained on it, still loads); 3: adds the walking blocks (above).
-                               An observation key (``Game.observation_keys``): a policy trained on
-                               one version plays at tables of another, re-encoding from its view
-``max_cycles``        400      (env keyword) truncation cap in cycles of n actions
-``render_mode``       None     "ansi", "rgb_array" or "human"
-====================  =======  =========================================================================
+=======================  =======  =========================================================================
+``num_bots``             6        2–16 bots (seats)
+``health``               10       starting HP (0–1000); 0 switches health off: nobody dies and a lost
+                                  challenge of Gary costs 2 score instead of 2 HP
+``map_size``             16       the map is S×S (6–64), large enough for the bots
+``terrain_density``      0.15     share of cells covered by mountains and forests (0–0.5)
+``initial_strength``     1.0      every bot's starting strength (multiple of 0.1)
+``gary_strength``        3.0      Gary's strength (multiple of 0.1)
+``gary_roams``           False    True: Gary takes one random step each round
+``observation_version``  2        1: the first release's observation, without the seat and declined
+                                  features of the bots table (kept so that ``wizard_arena_v0/ppo-v1``,
+                                  trained on it, still loads); 3: adds the walking blocks (above).
+                                  An observation key (``Game.observation_keys``): a policy trained on
+                                  one version plays at tables of another, re-encoding from its view
+``max_cycles``           400      (env keyword) truncation cap in cycles of n actions
+``render_mode``          None     "ansi", "rgb_array" or "human"
+=======================  =======  =========================================================================
 
-Versions
---------
+State layout (``state()``)
+--------------------------
+``env.state()`` is the whole position as the referee sees it, for a centralised critic:
+``Box(0, 1, (L + n² + 4·n + 2,), float32)`` (2045 for the defaults), a pure function of the position
+(``Game.encode_state``); the random generator is not part of it. Nothing in it is secret, but seat 0's
+observation shows some relations only from seat 0's side, so they follow in full.
+
+===================  ===============================================================================
+``[0, L)``           player_0's observation (the table above, with ``observation_version``'s layout)
+next n + 1           the seat to act, one-hot; the last value is set once the game is over
+next n²              declined pairs: value ``a·n + b`` is 1 when bots a and b declined each other
+next n               the alliance question under way: the moving bot, one-hot
+next n               … the solo it met, one-hot (who answers now is the seat to act)
+next n               the bots already met on this step
+next 1               a respawn happened on this step
+===================  ===============================================================================
+
+Parallel API
+------------
+``wizard_arena_v0.parallel_env(**config)`` (``pettingzoo.make("parallel",
+"tabletop/wizard_arena-v0")``) is ``env()`` through PettingZoo's ``turn_based_aec_to_parallel``.
+
+Version history
+---------------
 * v0: first release. Later added without a version bump, behind a config keyword so that
   earlier checkpoints keep their observation: ``observation_version`` 2 (the default; 1 is the
   first release's), then 3 (walking distances). The rules did not change, but a saved state or game record names its full
   config, so one written before the keyword existed is refused with the differing key named; adding
-  ``"observation_version": 2`` to its config loads it unchanged.
+  ``"observation_version": 2`` to its config loads it unchanged. ``state()``, ``state_space`` and
+  ``parallel_env()`` were added the same way (nothing observed changed).
 """
 
-from envs.core.env import make_env_factories
+from envs.core.env import make_env_factories, make_parallel_env
 from envs.wizard_arena.game import WizardArenaGame as Game
 
 env, raw_env = make_env_factories(Game)
+parallel_env = make_parallel_env(env, Game)
 
-__all__ = ["Game", "env", "raw_env"]
+__all__ = ["Game", "env", "parallel_env", "raw_env"]

@@ -57,6 +57,7 @@ def test_step_5_every_generic_contract_test_runs_for_the_new_game(nim):
         contract.test_render_modes, contract.test_random_agent_plays_whole_games,
         contract.test_apply_unchecked_follows_the_same_game_as_apply_action,
         contract.test_seat_observation_matches_the_environment,
+        contract.test_pettingzoo_state, contract.test_pettingzoo_parallel_api, contract.test_state_sees_what_seats_cannot,
     ]
     assert len(nim.config_families) == 2
     skipped = []

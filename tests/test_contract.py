@@ -1,7 +1,9 @@
 """Generic tests every game must pass, for every configuration family it declares in
 ``Game.config_families``.
 
-Covers: declared game facts, PettingZoo's own ``api_test`` and ``seed_test``, random-play fuzz with
+Covers: declared game facts, PettingZoo's own ``api_test``, ``seed_test``, ``state_test`` and
+``parallel_api_test`` (the parallel API through the registry too), ``state()`` seeing what seats
+cannot, random-play fuzz with
 the engine's invariants checked after every action, illegal actions, save/restore, hidden
 information, ``env()``'s illegal-move penalty, bad configs, corrupt saves, rendering, the
 PettingZoo registry and the import direction of rules modules.
@@ -19,7 +21,7 @@ import warnings
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, parallel_api_test, seed_test, state_test
 
 import agents
 import envs
@@ -143,6 +145,49 @@ def test_pettingzoo_seed(name, family, config):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         seed_test(lambda **kw: mod.env(**config, **kw), num_cycles=300)
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_pettingzoo_state(name, family, config):
+    mod = module(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # PettingZoo's state checks only warn: here they fail
+        state_test(mod.env(**config), mod.parallel_env(**config), num_cycles=60)
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_pettingzoo_parallel_api(name, family, config):
+    import pettingzoo
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parallel_api_test(module(name).parallel_env(**config), num_cycles=300)
+        par = pettingzoo.make("parallel", envs.registry_id(name), **config)
+    assert par.unwrapped.game.name == name and par.unwrapped.game.config == module(name).Game(**config).config
+    observations, infos = par.reset(seed=3)
+    assert set(observations) == set(par.possible_agents)
+    assert par.state_space.contains(par.state())
+
+
+@pytest.mark.parametrize("name,family,config", CASES)
+def test_state_sees_what_seats_cannot(name, family, config):
+    """Two positions that a seat cannot tell apart (its hidden part resampled from its view) give it
+    the same observation and the referee different ``state()`` arrays; equal positions equal arrays."""
+    game = module(name).Game(**config)
+    rng = random.Random(5)
+    differing = 0
+    for state in states_along_a_game(game, seed=5, every=5, limit=300):
+        for seat in range(game.num_players):
+            other = game.state_from_view(state.player_view(seat), rng)
+            assert np.array_equal(game.observe(other, seat), game.observe(state, seat))
+            same_position = json.dumps({k: v for k, v in other.to_dict().items() if k != "rng"}, sort_keys=True) \
+                == json.dumps({k: v for k, v in state.to_dict().items() if k != "rng"}, sort_keys=True)
+            assert np.array_equal(game.encode_state(other), game.encode_state(state)) == same_position, (
+                f"seat {seat}: positions {'equal' if same_position else 'differing in hidden information'} "
+                f"give {'different' if same_position else 'equal'} state() arrays (phase {state.phase!r})")
+            differing += not same_position
+    if game.hidden_information:
+        assert differing > 0, "the resampling never changed anything hidden: the test tested nothing"
 
 
 @pytest.mark.parametrize("name,family,config", CASES)

@@ -38,7 +38,10 @@ class SelfPlayEnv(gym.Env):
     ``opponent_pool`` is a list of zero-argument callables returning fresh :class:`Agent` objects
     (so frozen snapshots of the learner can be added while training); one is drawn per other seat
     and per episode. ``action_masks()`` gives MaskablePPO the legal actions. ``reset(seed=s)``
-    makes the whole sequence of episodes that follows reproducible (deals, seats, opponents).
+    makes the whole sequence of episodes that follows reproducible: the deals, the learner's seat,
+    which opponents sit where, and the opponents' own random choices. Every opponent a factory builds
+    is reseeded from the wrapper's seed (its ``rng`` replaced, whatever seed the factory gave it), so
+    ``lambda: agents.make(name)`` and ``lambda: agents.make(name, seed=7)`` play the same games.
 
     An illegal action (outside the mask) is never replaced by a legal one: with
     ``illegal_action="penalize"`` (the default, as PettingZoo's ``env()`` does) it ends the episode
@@ -101,9 +104,11 @@ class SelfPlayEnv(gym.Env):
         n = len(self.aec.possible_agents)
         learner_seat = self.rng.randrange(n)
         self.learner = self.aec.agent_of(learner_seat)
-        seats: list[Agent | None] = [
-            None if i == learner_seat else self.pool[self.rng.randrange(len(self.pool))]() for i in range(n)
-        ]
+        seats: list[Agent | None] = [None] * n
+        for i in range(n):
+            if i != learner_seat:
+                factory = self.pool[self.rng.randrange(len(self.pool))]
+                seats[i] = _seeded(factory(), self.rng.randrange(2**63))
         self.runner = Runner(self.game_name, seats, seed=self._episode_seed, env=self.aec)
         self.runner.advance()
 
@@ -149,3 +154,13 @@ class SelfPlayEnv(gym.Env):
 
     def _obs(self) -> np.ndarray:
         return self.runner.inputs(self.aec.seat_of(self.learner))[0]["observation"]
+
+
+def _seeded(agent: Agent, seed: int) -> Agent:
+    """``agent`` with its random generator (the one every agent draws from) reset to ``seed``."""
+    if not isinstance(agent, Agent):
+        raise TypeError(f"an opponent factory must return an agents.base.Agent (SelfPlayEnv seeds its rng), "
+                        f"got {type(agent).__name__}")
+    agent.seed = seed
+    agent.rng = random.Random(seed)
+    return agent

@@ -30,8 +30,15 @@ Behaviour shared by every game
 * Actions are Python or numpy integers, or 0-d integer arrays; anything else (a float, even
   ``1.0``, a string, bytes, a bool, a ``Decimal``) raises :class:`~envs.core.errors.IllegalActionError`
   naming it, in ``raw_env`` and ``env`` alike, as does an id outside ``Discrete(num_actions)``.
-* ``step``, ``last``, ``observe``, ``save_state``, ``player_view`` and ``render`` before the first
-  ``reset()`` raise a ``RuntimeError`` that says to call ``reset()`` first.
+* ``state()`` is the whole position as the referee sees it (hidden hands and secrets included: for
+  centralised critics), a float32 array in ``state_space`` built by ``Game.encode_state``: seat 0's
+  observation, the seat to act, then the game's referee block (layout in each game module).
+* ``parallel_env(**config)`` in every game module is ``env(**config)`` through PettingZoo's
+  ``turn_based_aec_to_parallel`` (:func:`make_parallel_env`), registered for ``pettingzoo.make("parallel", ...)``.
+* ``metadata`` is the class's own dict (never shared between games) and every instance copies it, so a
+  wrapper that edits an instance's ``render_modes`` changes nothing else.
+* ``step``, ``last``, ``observe``, ``state``, ``save_state``, ``player_view`` and ``render`` before the
+  first ``reset()`` raise a ``RuntimeError`` that says to call ``reset()`` first.
 
 Public accessors for tools (runners, self-play, front ends) on the unwrapped environment:
 ``game`` (the configured :class:`~envs.core.game.Game`), ``engine_state`` (the full state: never
@@ -62,8 +69,11 @@ class TabletopEnv(AECEnv):
     """Generic AEC environment over any :class:`Game`. Use a game's ``raw_env``/``env``."""
 
     game_cls: type[Game]
+    #: Each game's ``raw_env`` class owns a copy (``make_env_factories``) and every instance gets its
+    #: own with a fresh ``render_modes`` list, so a wrapper that edits an instance's metadata (PettingZoo's
+    #: ``CaptureStdoutWrapper`` appends to ``render_modes``) never changes a class or another instance.
     metadata: dict[str, Any] = {
-        "render_modes": list(RENDER_MODES),
+        "render_modes": RENDER_MODES,
         "name": "tabletop",
         "is_parallelizable": False,
         "render_fps": 2,
@@ -77,6 +87,7 @@ class TabletopEnv(AECEnv):
         **config: Any,
     ) -> None:
         super().__init__()
+        self.metadata = dict(type(self).metadata, render_modes=list(RENDER_MODES))
         self.game: Game = self.game_cls(**config)
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ConfigError(
@@ -113,9 +124,12 @@ class TabletopEnv(AECEnv):
             a: spaces.Dict({"observation": obs_box, "action_mask": mask_box}) for a in self.possible_agents
         }
         self.action_spaces = {a: spaces.Discrete(game.num_actions) for a in self.possible_agents}
+        state_low, state_high = game.state_bounds()
+        self.state_space = spaces.Box(low=state_low, high=state_high, dtype=np.float32)
         self._zero_mask = np.zeros(game.num_actions, dtype=np.int8)
         self._state: State | None = None
         self._steps = 0
+        self._returns: dict[str, float] = {}
 
     # ------------------------------------------------------------------------------------------
     # PettingZoo API
@@ -137,12 +151,19 @@ class TabletopEnv(AECEnv):
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self._returns = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self._skip_agent_selection = None
         self.agent_selection = self.possible_agents[0]  # replaced below; a restored final position needs one
         self._advance()
+
+    def state(self) -> np.ndarray:
+        """The whole position as the referee sees it (hidden hands and secrets included: for
+        centralised critics, never for a seat's policy), a float32 array in ``state_space``; the
+        layout is ``Game.encode_state``'s, detailed in each game module's docstring."""
+        return self.game.encode_state(self._reset_state("state"))
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         state = self._reset_state("observe")
@@ -228,8 +249,11 @@ class TabletopEnv(AECEnv):
         return self._max_steps
 
     def cumulative_reward(self, agent: str) -> float:
-        """``agent``'s return so far this episode (its final return once it is done)."""
-        return float(self._cumulative_rewards[agent])
+        """``agent``'s return so far this episode (its final return once it is done, also after
+        PettingZoo's dead steps have removed it from ``agents``). Unknown names raise ValueError."""
+        self.seat_of(agent)
+        self._reset_state("cumulative_reward")
+        return float(self._returns[agent])
 
     def seat_of(self, agent: str) -> int:
         """Seat index of an agent name: ``"player_2"`` -> 2."""
@@ -286,6 +310,7 @@ class TabletopEnv(AECEnv):
         for a in self.agents:
             flags[a] = True
         self._accumulate_rewards()
+        self._returns.update(self._cumulative_rewards)
         # Hand the turn to the first finished agent (PettingZoo's dead-step order).
         self._deads_step_first()
 
@@ -302,6 +327,7 @@ class TabletopEnv(AECEnv):
             self.terminations[a] = True
             self.truncations[a] = True
         self._accumulate_rewards()
+        self._returns.update(self._cumulative_rewards)
         self._deads_step_first()
 
 
@@ -311,7 +337,7 @@ def make_env_factories(game_cls: type[Game]) -> tuple[Callable[..., AECEnv], typ
     ``raw_env(**config)`` is the strict environment class; ``env(**config)`` is the standard
     wrapped environment (illegal moves penalised with −1, order of calls enforced).
     """
-    metadata = dict(TabletopEnv.metadata, name=game_cls.name)
+    metadata = dict(TabletopEnv.metadata, name=game_cls.name)  # the class's own dict
     raw_env = type("raw_env", (TabletopEnv,), {"game_cls": game_cls, "metadata": metadata})
     raw_env.__qualname__ = f"{game_cls.name}.raw_env"
     raw_env.__module__ = f"envs.{game_cls.name}"
@@ -324,3 +350,19 @@ def make_env_factories(game_cls: type[Game]) -> tuple[Callable[..., AECEnv], typ
 
     env.__doc__ = f"The standard wrapped {game_cls.name} environment (see the module docstring)."
     return env, raw_env
+
+
+def make_parallel_env(env: Callable[..., AECEnv], game_cls: type[Game]) -> Callable[..., Any]:
+    """A game's ``parallel_env(**config)``: its standard ``env(**config)`` seen through PettingZoo's
+    ``turn_based_aec_to_parallel``. Each ``step(actions)`` takes an action from the one agent that
+    must act (every other agent's entry is ignored) and returns everyone's observations; the games
+    stay turn-based, so the seat to act is the one whose ``action_mask`` is not all zeros."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    def parallel_env(**config: Any) -> Any:
+        return turn_based_aec_to_parallel(env(**config))
+
+    parallel_env.__doc__ = (f"The {game_cls.name} environment in PettingZoo's parallel API (turn-based: "
+                            "see ``envs.core.env.make_parallel_env``).")
+    parallel_env.__module__ = f"envs.{game_cls.name}"
+    return parallel_env

@@ -106,6 +106,10 @@ class Game(abc.ABC):
     num_players: int
     num_actions: int
     observation_shape: tuple[int, ...]
+    #: Length of the game's referee block in :meth:`encode_state` (what no seat's reference
+    #: observation shows: other hands, deck contents, secret cards); set in ``__init__`` when the
+    #: game has one, with :meth:`encode_referee_block` to fill it.
+    referee_block_size: int = 0
 
     def __init__(self, **config: Any) -> None:
         self.config: dict[str, Any] = self._validate_config(dict(config))
@@ -127,6 +131,11 @@ class Game(abc.ABC):
     @abc.abstractmethod
     def action_to_string(self, action: int) -> str:
         """A short, stable, human-readable name for an action id."""
+
+    def encode_referee_block(self, state: State) -> np.ndarray:
+        """The game's part of :meth:`encode_state`: ``referee_block_size`` float32 values in [0, 1]
+        holding what :meth:`observe` for seat 0 leaves out. Default: nothing (no hidden state)."""
+        return np.zeros(0, dtype=np.float32)
 
     def play_statistics(self, state: State) -> dict[str, float]:
         """Counts a game designer looks at in a finished game (turns, fights, ...); default none."""
@@ -166,6 +175,42 @@ class Game(abc.ABC):
             seats = self.team_seats(t)
             out.append(sum(returns[s] for s in seats) / len(seats))
         return out
+
+    # ----------------------------------------------------------------------------------------
+    # The whole position as one array (PettingZoo's ``state()``)
+    @property
+    def state_shape(self) -> tuple[int]:
+        """Shape of :meth:`encode_state`: the observation size + ``num_players + 1`` + the referee block."""
+        return (int(np.prod(self.observation_shape)) + self.num_players + 1 + self.referee_block_size,)
+
+    def state_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-value ``(low, high)`` float32 arrays of :meth:`encode_state` (the state space's bounds):
+        the observation's bounds, then [0, 1] for the seat to act and the referee block."""
+        obs_len = int(np.prod(self.observation_shape))
+        low = np.zeros(self.state_shape, dtype=np.float32)
+        high = np.ones(self.state_shape, dtype=np.float32)
+        low[:obs_len], high[:obs_len] = self.observation_low, self.observation_high
+        return low, high
+
+    def encode_state(self, state: State) -> np.ndarray:
+        """The whole position as the referee sees it, as one flat float32 array of :attr:`state_shape`
+        (a pure function of the position: equal saved states give equal arrays). Three blocks:
+
+        1. seat 0's observation (:meth:`observe`, the public position from seat 0's side and seat 0's
+           own secrets), laid out as the game's observation table;
+        2. ``num_players + 1`` values: one-hot of the seat to act, the last value set once the game is over;
+        3. the referee block (:meth:`encode_referee_block`): what seat 0 cannot see, such as the other
+           hands, the deck's contents and secret choices, as each game's module docstring lays out.
+
+        The random generator is never encoded: future chance is not part of the position."""
+        to_act = np.zeros(self.num_players + 1, dtype=np.float32)
+        to_act[state.current_player()] = 1.0  # TERMINAL (-1) is the last value
+        block = np.asarray(self.encode_referee_block(state), dtype=np.float32)
+        if block.shape != (self.referee_block_size,):
+            raise ValueError(f"{self.name}: the referee block has shape {block.shape}, "
+                             f"declared ({self.referee_block_size},)")
+        obs = np.asarray(self.observe(state, 0), dtype=np.float32).ravel()
+        return np.concatenate((obs, to_act, block))
 
     @functools.cached_property
     def _name_to_action(self) -> dict[str, int]:

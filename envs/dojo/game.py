@@ -12,7 +12,7 @@ from envs.core import Game, StateError, rng_to_json
 from envs.dojo.board import (
     DIR_NAMES, KINDS, NUM_SQUARES, SIZE, BoardError, load_board, rc,
 )
-from envs.dojo.cards import CARD_COUNTS, CARD_NAMES, IS_TECNICA, NUM_KINDS, TECNICA
+from envs.dojo.cards import CARD_COUNTS, CARD_NAMES, DECK_SIZE, IS_TECNICA, NUM_KINDS, TECNICA
 from envs.dojo.rules import (
     A_KEEP, A_PASS, A_PLAY, A_ROOM, A_SEGRETO, A_STEP, A_TARGET, A_TUNNEL, KUMITE_KINDS,
     NUM_FIXED_ACTIONS, PHASE_INDEX, PHASES, SEAT_CORNERS, TARGET_PURPOSES, TRACK_MAX, DojoState, WalkOracle, belt_of,
@@ -342,6 +342,33 @@ class DojoGame(Game):
             return f"target seat+{a - A_TARGET + 1}"
         r, c = rc(self.board.tunnels[a - A_SEGRETO])
         return f"Tunnel Segreto to {r},{c}"
+
+    # ------------------------------------------------------------------------------------------
+    # state(): the referee block of ``encode_state`` (layout in the dojo_v0 docstring)
+    @property
+    def referee_block_size(self) -> int:
+        return self.num_players * len(TECNICA) + 2 * NUM_KINDS + DECK_SIZE + self.num_players
+
+    def encode_referee_block(self, state: DojoState) -> np.ndarray:
+        """Every seat's Tecnica (Kiai, Uke, Kaeshi held ÷ 2, seat after seat), every discard by kind
+        (face down too, ÷ copies), the deck's contents by kind (÷ copies), the deck's order (slot k:
+        the k-th card from the top as (kind + 1) / 13, 0 once the deck is shorter), the winner's
+        seat one-hot."""
+        n = self.num_players
+        copies = np.asarray(CARD_COUNTS, dtype=np.float32)
+        hands = np.zeros((n, len(TECNICA)), dtype=np.float32)
+        for seat, hand in enumerate(state.hands):
+            for card in hand:
+                hands[seat, TECNICA.index(card)] += 0.5
+        deck = np.asarray(state.deck, dtype=np.int64)
+        discard = np.bincount(np.asarray(state.discard, dtype=np.int64), minlength=NUM_KINDS) / copies
+        contents = np.bincount(deck, minlength=NUM_KINDS) / copies
+        order = np.zeros(DECK_SIZE, dtype=np.float32)
+        order[:len(deck)] = (deck[::-1] + 1) / NUM_KINDS  # the top card is the list's last
+        winner = np.zeros(n, dtype=np.float32)
+        if state.winner >= 0:
+            winner[state.winner] = 1.0
+        return np.concatenate((hands.ravel(), discard, contents, order, winner)).astype(np.float32)
 
     def action_to_string(self, action: int) -> str:
         return self._names[action]

@@ -315,6 +315,28 @@ class PansTrialGame(Game):
             obs[_O_FLAGS + 4] = state.forced[op] / R.FORCED_PASSES
         return obs
 
+    # ------------------------------------------------------------------------------------------
+    # state(): the referee block of ``encode_state`` (layout in the pans_trial_v0 docstring)
+    referee_block_size = 4 * 4 + 4 * 4 + 2 * R.NUM_CARDS + R.NUM_CARDS + 3
+
+    def encode_referee_block(self, state: R.PansTrialState) -> np.ndarray:
+        """The Omen order (suit of the k-th jack, one-hot per position), the suit roles (role of
+        suit s, one-hot per suit), each seat's Appeasing card, the two undrafted kings, the winner
+        (seat 0, seat 1, draw): the secrets before their reveal and the end, whatever the phase."""
+        out = np.zeros(self.referee_block_size, dtype=np.float32)
+        for k, jack in enumerate(state.omens):
+            out[4 * k + R.SUIT_OF[jack]] = 1.0
+        for suit, role in enumerate(state.suit_role):
+            out[16 + 4 * suit + role] = 1.0
+        for seat, card in enumerate(state.appease_card):
+            if card >= 0:
+                out[32 + R.NUM_CARDS * seat + card] = 1.0
+        for card in state.identity:
+            out[32 + 2 * R.NUM_CARDS + card] = 1.0
+        if state.winner is not None:
+            out[32 + 3 * R.NUM_CARDS + state.winner] = 1.0
+        return out
+
     def action_to_string(self, action: int) -> str:
         return self._names[action]
 

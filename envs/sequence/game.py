@@ -184,6 +184,22 @@ class SequenceGame(Game):
             )
         )
 
+    # ------------------------------------------------------------------------------------------
+    # state(): the referee block of ``encode_state`` (layout in the sequence_v0 docstring)
+    @property
+    def referee_block_size(self) -> int:
+        return (self.num_players + 1) * 52 + 104
+
+    def encode_referee_block(self, state: SequenceState) -> np.ndarray:
+        """Every seat's hand (copies of each card kind ÷ 2, seat after seat), the draw pile's contents
+        the same way, then its order: slot k holds the k-th card from the top as (kind + 1) / 52, and 0
+        once the pile is shorter than k + 1."""
+        deck = np.asarray(state.deck, dtype=np.int64)
+        contents = np.bincount(deck, minlength=52).astype(np.float32) * 0.5
+        order = np.zeros(104, dtype=np.float32)
+        order[:len(deck)] = (deck[::-1] + 1) / 52.0  # the top card is the list's last
+        return np.concatenate((state.hand_counts.ravel(), contents, order))
+
     def action_to_string(self, action: int) -> str:
         return action_name(action, self.layout)
 

@@ -229,6 +229,29 @@ class WizardArenaGame(Game):
         obs[self._time_left_at] = table_observation[table_game._time_left_at]
         return obs
 
+    # ------------------------------------------------------------------------------------------
+    # state(): the referee block of ``encode_state`` (layout in the wizard_arena_v0 docstring)
+    @property
+    def referee_block_size(self) -> int:
+        return self.num_players * self.num_players + 3 * self.num_players + 1
+
+    def encode_referee_block(self, state: ArenaState) -> np.ndarray:
+        """What seat 0's observation shows only from its own side: the declined pairs among all bots
+        (an n x n symmetric matrix), the alliance question under way (the moving bot one-hot, the
+        solo it met one-hot; who answers now is the seat to act), the bots already met on this
+        step, and whether a respawn happened this step. Nothing here is secret."""
+        n = self.num_players
+        declined = np.zeros((n, n), dtype=np.float32)
+        for a, b in state.declined:
+            declined[a, b] = declined[b, a] = 1.0
+        mover, met_solo, met = (np.zeros(n, dtype=np.float32) for _ in range(3))
+        if state.ally is not None:
+            mover[state.ally[0]] = 1.0
+            met_solo[state.ally[1]] = 1.0
+        met[list(state.met)] = 1.0
+        respawned = np.array([float(state.respawned)], dtype=np.float32)
+        return np.concatenate((declined.ravel(), mover, met_solo, met, respawned))
+
     def action_to_string(self, action: int) -> str:
         return ACTION_NAMES[action]
 

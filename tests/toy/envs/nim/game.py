@@ -43,5 +43,11 @@ class NimGame(Game):
     def observe(self, state, player):
         return np.array([state.heap / self.config["heap"], state.secret[player] / 5], dtype=np.float32)
 
+    # state(): the referee block of encode_state (seat 0's observation shows only its own die)
+    referee_block_size = 1
+
+    def encode_referee_block(self, state):
+        return np.array([state.secret[1] / 5], dtype=np.float32)
+
     def action_to_string(self, action):
         return f"take {action + 1}"
