@@ -2,18 +2,29 @@
 
 A record holds everything needed to play a game again move by move — the game and its version,
 the full config, the seed, who sat where (``"human"`` or an agent id), every action with its
-name, the result and the library version that wrote it::
+name, the result, and what wrote it (the library version and a provenance block,
+:func:`envs.core.provenance.provenance`)::
 
-    {"format": "tabletop-rl/record", "format_version": 1, "library_version": "0.1.0",
+    {"format": "tabletop-rl/record", "format_version": 2, "library_version": "0.1.0",
      "game": "sequence_v0", "game_version": 0, "config": {...}, "max_cycles": 500, "seed": 7,
      "seats": ["human", "sequence_v0/heuristic-v1"],
      "moves": [{"seat": 0, "action": 25, "name": "place 5D r2c5"}, ...],
      "result": {"over": true, "truncated": false, "returns": [1.0, -1.0], "position": "3f9a…"},
-     "meta": {"source": "play", "created": "2026-11-30T20:00:00Z"}}
+     "meta": {"source": "play", "created": "2026-11-30T20:00:00Z"},
+     "provenance": {"package": "tabletop-rl", "version": "0.1.0", "environments": {"sequence_v0": 0},
+                    "commit": "580b63f…", "dirty": false}}
 
 ``result.position`` is a fingerprint (SHA-256 of the saved state's JSON) of the position the game
 stopped in, so a record whose moves still replay legally after a rule change, but lead somewhere
 else, is refused as well. Records written before it existed (no ``position``) still replay.
+
+Format versions: version 2 (written now) adds ``provenance``, required and checked by
+:func:`envs.core.provenance.check_provenance`; its ``environments`` must name the record's game at
+the record's ``game_version``. Version 1 records (written before provenance existed) have no
+``provenance`` key and still load and replay: what made them is unknown, and
+:attr:`Record.provenance` is ``None``. Provenance is information about the record, not a condition
+for replaying it: a record from another commit or a dirty tree replays as long as its moves and
+final position do.
 
 Every game runs in :class:`agents.runner.Runner`, and :class:`Recorder` is the runner hook that
 writes its record move by move: play sessions (``play/``), evaluation (``python -m
@@ -42,10 +53,13 @@ from typing import Any
 
 import envs
 from agents.runner import Runner, RunnerHooks
-from envs.core import ConfigError, IllegalActionError
+from envs.core import ConfigError, IllegalActionError, StateError
+from envs.core.provenance import check_provenance, provenance
 
 RECORD_FORMAT = "tabletop-rl/record"
-RECORD_FORMAT_VERSION = 1
+RECORD_FORMAT_VERSION = 2
+#: Format versions this library reads (1: before records carried provenance).
+READABLE_FORMAT_VERSIONS = (1, 2)
 #: Largest record file read (bytes) and most moves accepted.
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 MAX_MOVES = 200_000
@@ -102,9 +116,13 @@ class Record:
     game_version: int = 0
     library_version: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    #: what made the record (:func:`envs.core.provenance.provenance`); None only for a version 1
+    #: record read from a file. Written as this process's provenance when None.
+    provenance: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        """The record as JSON data, in the current format (version 2, with provenance)."""
         return {
             "format": RECORD_FORMAT,
             "format_version": RECORD_FORMAT_VERSION,
@@ -118,6 +136,7 @@ class Record:
             "moves": [m.to_dict() for m in self.moves],
             "result": None if self.result is None else dict(self.result),
             "meta": dict(self.meta),
+            "provenance": dict(self.provenance or provenance(self.game)),
         }
 
     def to_json(self) -> str:
@@ -142,14 +161,18 @@ class Record:
         missing = [k for k in _KEYS if k not in data]
         if missing:
             raise RecordError(f"record is missing the keys {missing}")
-        unknown = sorted(set(data) - set(_KEYS))
-        if unknown:
-            raise RecordError(f"record has unknown keys {unknown}; allowed: {list(_KEYS)}")
         if data["format"] != RECORD_FORMAT:
             raise RecordError(f"record format is {data['format']!r}, expected {RECORD_FORMAT!r}")
-        if data["format_version"] != RECORD_FORMAT_VERSION:
-            raise RecordError(f"record format_version {data['format_version']!r} is not readable; "
-                              f"this library reads version {RECORD_FORMAT_VERSION}")
+        version = data["format_version"]
+        if isinstance(version, bool) or version not in READABLE_FORMAT_VERSIONS:
+            raise RecordError(f"record format_version {version!r} is not readable; "
+                              f"this library reads versions {list(READABLE_FORMAT_VERSIONS)}")
+        allowed = _KEYS + (("provenance",) if version >= 2 else ())
+        unknown = sorted(set(data) - set(allowed))
+        if unknown:
+            raise RecordError(f"record has unknown keys {unknown}; format_version {version} allows: {list(allowed)}")
+        if version >= 2 and "provenance" not in data:
+            raise RecordError(f"record format_version {version} must carry 'provenance' (what wrote it)")
         _check_str("library_version", data["library_version"], 64)
         game = data["game"]
         if game not in envs.NAMES:
@@ -199,9 +222,10 @@ class Record:
         _check_json_value("meta", meta)
         if len(json.dumps(meta)) > MAX_META_BYTES:
             raise RecordError(f"record meta is larger than {MAX_META_BYTES} bytes")
+        made_by = None if version < 2 else _check_record_provenance(data["provenance"], game, game_version)
         return cls(game=game, config=dict(config), seed=seed, seats=list(seats), moves=moves, result=result,
                    max_cycles=max_cycles, game_version=game_version, library_version=data["library_version"],
-                   meta=dict(meta))
+                   meta=dict(meta), provenance=made_by)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -240,11 +264,24 @@ def _check_json_value(what: str, value: Any, depth: int = 0) -> None:
     raise RecordError(f"record {what} holds a {type(value).__name__}, not JSON data")
 
 
+def _check_record_provenance(block: Any, game: str, game_version: int) -> dict[str, Any]:
+    """A record's provenance block, checked, naming the record's own game at its version."""
+    try:
+        block = check_provenance(block, "record provenance")
+    except StateError as exc:
+        raise RecordError(str(exc)) from None
+    if block["environments"].get(game) != game_version:
+        raise RecordError(f"record provenance.environments is {block['environments']!r}; it must give "
+                          f"{game!r} at the record's game_version {game_version}")
+    return dict(block, environments=dict(block["environments"]))
+
+
 _FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
 
 
 def position_fingerprint(state: Any) -> str:
-    """SHA-256 (hex) of a state's saved JSON, keys sorted: equal exactly when the saved states are."""
+    """SHA-256 (hex) of a state's saved JSON (``Game.save``: ``state.to_dict()``), canonical form
+    (keys sorted, no spaces): equal exactly when the saved states are."""
     text = json.dumps(state.to_dict(), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -381,6 +418,7 @@ def new_record(env, seed: int, seats: Sequence[str], meta: dict[str, Any] | None
     game = env.game
     return Record(game=game.name, config=dict(game.config), seed=int(seed), seats=list(seats),
                   max_cycles=env.max_cycles, game_version=game.version, library_version=library_version(),
+                  provenance=provenance(game.name),
                   meta={"created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                         **(meta or {})})
 
@@ -442,6 +480,7 @@ def record_game(game_name: str, seats: Sequence[str], seed: int, actions: Sequen
     return recorder.record
 
 
-__all__ = ["HUMAN", "MAX_MOVES", "MAX_RECORD_BYTES", "Move", "Record", "RecordError", "Recorder", "env_result",
+__all__ = ["HUMAN", "MAX_MOVES", "MAX_RECORD_BYTES", "READABLE_FORMAT_VERSIONS", "RECORD_FORMAT_VERSION",
+           "Move", "Record", "RecordError", "Recorder", "env_result",
            "library_version", "load_record", "make_env", "new_record", "parse_record", "position_fingerprint",
            "record_game", "replay"]

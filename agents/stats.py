@@ -51,39 +51,100 @@ def bradley_terry(
     expected to score about 76%.
     """
     names = list(names)
+    ratings = fit_ratings(points_matrix(names, outcomes), prior_games, iterations, tol)
+    return {n: float(r) for n, r in zip(names, ratings)}
+
+
+def points_matrix(names: Sequence[str], outcomes: Iterable[tuple[str, str, float]]):
+    """``W[i, j]``: the points ``names[i]`` scored against ``names[j]`` (a numpy array)."""
+    import numpy as np
+
     index = {n: i for i, n in enumerate(names)}
-    k = len(names)
-    wins = [[0.0] * k for _ in range(k)]  # wins[i][j]: points i scored against j
+    wins = np.zeros((len(names), len(names)))
     for a, b, score in outcomes:
         i, j = index[a], index[b]
-        if i == j:
-            continue
-        wins[i][j] += score
-        wins[j][i] += 1.0 - score
-    games = [[wins[i][j] + wins[j][i] for j in range(k)] for i in range(k)]
+        if i != j:
+            wins[i, j] += score
+            wins[j, i] += 1.0 - score
+    return wins
+
+
+def fit_ratings(wins, prior_games: float = 1.0, iterations: int = 10_000, tol: float = 1e-10):
+    """Elo-scale Bradley–Terry ratings (numpy array) from a points matrix (:func:`points_matrix`);
+    the fit behind :func:`bradley_terry`, described there."""
+    import numpy as np
+
+    wins = np.array(wins, dtype=float)
+    games = wins + wins.T
     if prior_games:
-        for i in range(k):
-            for j in range(k):
-                if i != j and games[i][j] > 0:
-                    wins[i][j] += prior_games / 2
-                    games[i][j] += prior_games
-    total_wins = [sum(row) for row in wins]
-    p = [1.0] * k
+        met = games > 0
+        wins = wins + met * (prior_games / 2)
+        games = games + met * prior_games
+    total = wins.sum(axis=1)
+    p = np.ones(len(wins))
     for _ in range(iterations):
-        new = []
-        for i in range(k):
-            denom = sum(games[i][j] / (p[i] + p[j]) for j in range(k) if j != i and games[i][j] > 0)
-            new.append(total_wins[i] / denom if denom > 0 else p[i])
-        # Normalise (the scale is free) and keep strengths positive.
-        floor = 1e-12
-        new = [max(v, floor) for v in new]
-        log_mean = sum(math.log(v) for v in new) / k
-        new = [v / math.exp(log_mean) for v in new]
-        change = max(abs(math.log(a) - math.log(b)) for a, b in zip(new, p))
+        denom = (games / (p[:, None] + p[None, :])).sum(axis=1)
+        new = np.where(denom > 0, total / np.where(denom > 0, denom, 1.0), p)
+        new = np.maximum(new, 1e-12)  # keep strengths positive
+        new = new / np.exp(np.log(new).mean())  # the scale is free: geometric mean 1
+        change = np.abs(np.log(new) - np.log(p)).max() if len(p) else 0.0
         p = new
         if change < tol:
             break
-    return {n: ELO_MEAN + ELO_SCALE * math.log(p[index[n]]) for n in names}
+    return ELO_MEAN + ELO_SCALE * np.log(p)
+
+
+def bootstrap_elo_interval(
+    names: Sequence[str],
+    games: Sequence[Sequence[tuple[str, str, float]]],
+    strata: Sequence[int] | None = None,
+    resamples: int = 200,
+    seed: int = 0,
+    prior_games: float = 1.0,
+    level: float = 0.95,
+) -> dict[str, list[float | None]]:
+    """A ``level`` percentile-bootstrap interval of every agent's :func:`bradley_terry` rating.
+
+    ``games`` holds each game's pairwise outcomes. Games are resampled with replacement
+    ``resamples`` times (within each stratum, e.g. a lineup, when ``strata`` gives one label per
+    game, so every resample keeps the schedule's shape), the ratings refitted each time, and the
+    interval read from the resampled ratings' percentiles. The generator is seeded: the same input
+    gives the same interval.
+
+    An agent that never lost a comparison has no finite maximum-likelihood rating (only the prior
+    keeps it finite), and resampling its games cannot show that: its upper bound is ``None``
+    (open-ended); one that never scored has a lower bound of ``None``.
+    """
+    import numpy as np
+
+    names = list(names)
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
+    strata = [0] * len(games) if strata is None else list(strata)
+    if len(strata) != len(games):
+        raise ValueError(f"strata names {len(strata)} games; there are {len(games)}")
+    per_game = np.stack([points_matrix(names, g) for g in games]) if games else np.zeros((0, len(names), len(names)))
+    full = per_game.sum(axis=0) if len(games) else np.zeros((len(names), len(names)))
+    rng = np.random.default_rng(seed)
+    groups = [np.flatnonzero(np.asarray(strata) == s) for s in dict.fromkeys(strata)]
+    samples = np.empty((resamples, len(names)))
+    for r in range(resamples):
+        counts = np.zeros(len(games))
+        for members in groups:
+            np.add.at(counts, rng.choice(members, size=len(members)), 1.0)
+        samples[r] = fit_ratings(np.tensordot(counts, per_game, axes=1), prior_games, tol=1e-7)
+    alpha = (1.0 - level) / 2
+    lo, hi = np.quantile(samples, [alpha, 1 - alpha], axis=0) if len(games) else (samples[0], samples[0])
+    scored, played = full.sum(axis=1), (full + full.T).sum(axis=1)
+    out: dict[str, list[float | None]] = {}
+    for i, name in enumerate(names):
+        never_lost = played[i] > 0 and scored[i] >= played[i]
+        never_scored = played[i] > 0 and scored[i] <= 0
+        out[name] = [None if never_scored or not played[i] else float(lo[i]),
+                     None if never_lost or not played[i] else float(hi[i])]
+    return out
 
 
 def expected_score(rating_a: float, rating_b: float) -> float:
@@ -93,12 +154,23 @@ def expected_score(rating_a: float, rating_b: float) -> float:
 
 def pairwise_table(names: Sequence[str], outcomes: Iterable[tuple[str, str, float]]) -> dict[str, Mapping[str, float]]:
     """``table[a][b]`` = a's mean score against b over all their pairwise comparisons."""
+    points, counts = _pairwise_sums(outcomes)
+    return {
+        a: {b: points[(a, b)] / counts[(a, b)] for b in names if (a, b) in counts} for a in names
+    }
+
+
+def pairwise_counts(names: Sequence[str], outcomes: Iterable[tuple[str, str, float]]) -> dict[str, Mapping[str, int]]:
+    """``counts[a][b]`` = how many comparisons of a with b lie behind ``pairwise_table(...)[a][b]``."""
+    _, counts = _pairwise_sums(outcomes)
+    return {a: {b: counts[(a, b)] for b in names if (a, b) in counts} for a in names}
+
+
+def _pairwise_sums(outcomes: Iterable[tuple[str, str, float]]) -> tuple[dict, dict]:
     points: dict[tuple[str, str], float] = {}
     counts: dict[tuple[str, str], int] = {}
     for a, b, score in outcomes:
         for x, y, s in ((a, b, score), (b, a, 1.0 - score)):
             points[(x, y)] = points.get((x, y), 0.0) + s
             counts[(x, y)] = counts.get((x, y), 0) + 1
-    return {
-        a: {b: points[(a, b)] / counts[(a, b)] for b in names if (a, b) in counts} for a in names
-    }
+    return points, counts

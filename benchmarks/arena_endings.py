@@ -21,6 +21,8 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from envs.core.provenance import provenance
+
 HEURISTIC, RANDOM = "wizard_arena_v0/heuristic-v1", "wizard_arena_v0/random-v0"
 
 #: name: (number of heuristic bots, number of random bots); heuristic bots take the first seats,
@@ -161,7 +163,8 @@ def main(argv: list[str] | None = None) -> list[FieldResult]:
     print(table(results))
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps([asdict(r) for r in results], indent=2))
+        report = {"provenance": provenance("wizard_arena_v0"), "fields": [asdict(r) for r in results]}
+        args.out.write_text(json.dumps(report, indent=2))
     if args.plot is not None:
         plot(results, args.plot)
     return results

@@ -34,6 +34,7 @@ from typing import Any, Callable
 import numpy as np
 
 import envs
+from envs.core.provenance import provenance
 
 GOALS = {"raw_env": ("c4_raw_env", 2.0), "env": ("c4_env", 1.5), "engine": ("c4_env", 5.0)}
 
@@ -165,6 +166,7 @@ def run(games: list[str], seconds: float, repeats: int, progress: bool = True) -
     if bar:
         bar.close()
     return {
+        "provenance": provenance(games),
         "machine": {"python": platform.python_version(), "processor": platform.processor() or platform.machine()},
         "seconds_per_measurement": seconds,
         "repeats": repeats,

@@ -41,6 +41,7 @@ import envs
 from agents.runner import Runner, RunnerHooks
 from agents.scoring import score_game
 from envs.core import ConfigError
+from envs.core.provenance import provenance
 from agents.stats import wilson_interval
 
 AGENT_ALIASES = {"heuristic": "heuristic-v1", "greedy": "heuristic-v1", "random": "random-v0"}
@@ -351,7 +352,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     print(report)
     print(f"\n({time.time() - start:.1f}s; agents {args.agents}; plot written to {args.out})")
     plot(game_name, base, variants, args.out)
-    result = {"args": vars(args), "game": game_name, "default": base, "variants": variants, "text": report}
+    result = {"args": vars(args), "game": game_name, "default": base, "variants": variants, "text": report,
+              "provenance": provenance(game_name)}
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(result, fh, indent=1)

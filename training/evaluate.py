@@ -42,13 +42,16 @@ How games are scheduled
 * ``--all --quick`` (the default of ``--all``) plays only the newest version of each family of
   shipped checkpoints (``ppo-search-v4`` but not ``ppo-search-v1`` to ``-v3``); the summary lists
   the older ones under ``left_out``. ``--all --full`` (or ``--games N``) plays every version.
-* ``--quick`` stops starting games after ``QUICK_BUDGET_S`` seconds per game, but only once every
+* ``--quick`` stops starting games after ``QUICK_BUDGET_S`` seconds per game
+  (``QUICK_BUDGET_BY_GAME`` for a slower game: Pan's Trial 120 s), but only once every
   lineup has played one whole rotation cycle (``--min-cycles``), so that no lineup comes back empty
   on a slow or busy machine. Lineups are played
   interleaved, rotation cycle by rotation cycle; when the budget runs out every lineup of the game
   keeps the same number of games, made of whole rotation cycles. The report (and ``--all``'s
   summary) says how many games each lineup played out of how many were scheduled, and why it
-  stopped.
+  stopped; when the guaranteed rotations ran past the budget it says by how much, and when a
+  lineup played fewer than ``training.reporting.FEW_GAMES`` games a warning says how little the
+  numbers hold.
 
 How games are scored (:mod:`agents.scoring`, shared with training and tournaments)
 -----------------------------------------------------------------------------------
@@ -59,7 +62,10 @@ How games are scored (:mod:`agents.scoring`, shared with training and tournament
   (tied teams share the mean of the places they span); truncated games give everyone the middle
   rank.
 * An agent *wins* a game when one of its teams is a winner. Win rates carry a 95% Wilson
-  interval; with three or more teams the fair share (its teams / all teams) is shown too.
+  interval. ``fair_share`` is the win rate it would have among equals: the mean over its games
+  of its teams / all teams (0.5 in a two-team game; with three or more teams it is printed too).
+  A first place shared by teams of different agents is a win for each, so the wins of a lineup
+  can add up to more than its games; the printed table says so where it happens.
 * Seats are rotated, so every agent plays from every team side; ``win_rate_by_side`` (with
   ``games_by_side`` and ``wins_by_side``) says how it did from each one, side 0 moving first. An
   agent holding several sides of a game counts that game once for each side and wins it from the
@@ -70,6 +76,13 @@ How games are scored (:mod:`agents.scoring`, shared with training and tournament
   of different agents is a win for the higher return, a draw when equal or when the game was
   truncated. They are on the Elo scale with mean 1500, with one virtual drawn game per pair as a
   prior so that an unbeaten agent keeps a finite rating.
+* Each rating has a 95% interval (``league.elo_ci95``), a percentile bootstrap over games:
+  the games of each lineup are resampled with replacement (``ELO_RESAMPLES`` times, a fixed seed,
+  so the same games give the same interval) and the ratings refitted
+  (:func:`agents.stats.bootstrap_elo_interval`). An agent that never lost a comparison (a 20–0
+  record) has no finite upper bound: it is ``null`` in the JSON and ``∞`` in the table, and the
+  games column says how many games sit behind it. The league heat map prints the number of
+  comparisons ``n`` in every cell, and fewer than ``FEW_GAMES`` games per lineup get a warning.
 
 The code: :mod:`training.matches` schedules, plays and scores; :mod:`training.reporting` prints
 the tables and draws the plots; this module is the command line.
@@ -98,11 +111,15 @@ import agents
 import envs
 from envs.core import ConfigError
 from envs.core.config import parse_key_values
+from envs.core.provenance import provenance
 from training.matches import ENV_KEYWORDS, evaluate, round_robin, table_facts
 from training.reporting import lineup_label, make_console, print_all_summary, print_report, write_outputs
 
 QUICK_GAMES = 100  # per lineup, within QUICK_BUDGET_S seconds per game
 QUICK_BUDGET_S = 40.0
+#: Games whose quick budget differs: Pan's Trial's search agents play about 0.75 games/s on two
+#: workers, so 40 s gave its 15 lineups 2 games each; 120 s gives about 6 (still few: the report says so).
+QUICK_BUDGET_BY_GAME = {"pans_trial_v0": 120.0}
 FULL_GAMES = 400  # per lineup: a 95% interval narrower than +-5 points
 
 
@@ -138,7 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "plus a table for each other config shipped checkpoints were trained for (default: off)")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true",
-                      help=f"up to {QUICK_GAMES} games per lineup, at most {QUICK_BUDGET_S:.0f} s per game; "
+                      help=f"up to {QUICK_GAMES} games per lineup, at most {QUICK_BUDGET_S:.0f} s per game "
+                      f"({', '.join(f'{g} {s:.0f} s' for g, s in QUICK_BUDGET_BY_GAME.items())}); "
                       "the default with --all")
     size.add_argument("--full", action="store_true", help=f"{FULL_GAMES} games per lineup (default: off)")
     size.add_argument("--games", type=int,
@@ -148,7 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="first deal seed (default: %(default)s)")
     parser.add_argument("--budget-s", type=float,
                         help="stop starting games after this many seconds per game; lineups are then cut to equal "
-                        f"whole seat rotations (default: none, or {QUICK_BUDGET_S:.0f} with --quick)")
+                        f"whole seat rotations (default: none, or {QUICK_BUDGET_S:.0f} with --quick; "
+                        "see QUICK_BUDGET_BY_GAME)")
     parser.add_argument("--min-cycles", type=int,
                         help="whole seat rotations every lineup plays even past --budget-s "
                         "(default: 1 with --quick, else 0)")
@@ -173,8 +192,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     games = args.games or (FULL_GAMES if args.full else QUICK_GAMES if quick else 100)
     if games < 1:
         raise SystemExit("--games must be at least 1")
-    if args.budget_s is None and quick:
-        args.budget_s = QUICK_BUDGET_S
     if args.min_cycles is None:
         args.min_cycles = 1 if quick else 0
     if args.min_cycles < 0:
@@ -202,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit("--agents needs at least two different agents (use --lineup for self-play)")
         lineups = round_robin([resolve_agent(args.game, a) for a in ids], num_teams)
     report = evaluate(args.game, lineups, games, config, args.seed, args.workers, not args.no_progress,
-                      args.budget_s, args.start_method, args.records, args.min_cycles)
+                      budget_for(args.game, args.budget_s, quick), args.start_method, args.records, args.min_cycles)
     print_report(report, console)
     paths = write_outputs(report, args.out or pathlib.Path("runs/evaluate") / args.game)
     console.print("wrote " + ", ".join(str(p) for p in paths))
@@ -216,7 +233,8 @@ def _run_all(args, games: int, quick: bool, console) -> int:
     then one more for each other config that shipped checkpoints were trained for (their own table,
     with every agent that can sit there)."""
     out_root = args.out or pathlib.Path("runs/evaluate/all")
-    summary: dict[str, Any] = {"games_per_lineup": games, "budget_s": args.budget_s, "seed": args.seed, "games": {}}
+    summary: dict[str, Any] = {"provenance": provenance(envs.NAMES), "games_per_lineup": games,
+                               "budget_s": args.budget_s, "seed": args.seed, "games": {}}
     failures = 0
     for name in envs.NAMES:
         for label, table_config, ids in league_tables(name, quick, summary, console):
@@ -225,7 +243,8 @@ def _run_all(args, games: int, quick: bool, console) -> int:
                 # With only the random player, a self-play lineup still measures the seat advantage.
                 lineups = round_robin(ids, num_teams) if len(ids) >= 2 else [(ids[0],) * num_teams]
                 report = evaluate(name, lineups, games, table_config, args.seed, args.workers, not args.no_progress,
-                                  args.budget_s, args.start_method, args.records, args.min_cycles)
+                                  budget_for(name, args.budget_s, quick), args.start_method, args.records,
+                                  args.min_cycles)
             except Exception as exc:  # one unfinished game must not stop the others
                 failures += 1
                 console.print(f"[red]{label}: evaluation failed: {type(exc).__name__}: {exc}[/red]")
@@ -237,10 +256,12 @@ def _run_all(args, games: int, quick: bool, console) -> int:
                 "game": name,
                 "config": table_config,
                 "elo": report["league"]["elo"],
+                "elo_ci95": report["league"]["elo_ci95"],
                 "agents": report["agents"],
                 "lineups": [lineup_label(line["teams"]) for line in report["lineups"]],
                 "games_per_lineup": report["games_per_lineup"],
                 "games_scheduled_per_lineup": report["games_scheduled_per_lineup"],
+                "budget_s": report["budget_s"],
                 "stop_reason": report["stop_reason"],
                 "end_reasons": report["end_reasons"],
                 "seconds": report["seconds"],
@@ -252,6 +273,14 @@ def _run_all(args, games: int, quick: bool, console) -> int:
     if args.records:
         console.print(f"wrote the game records to {args.records}")
     return 1 if failures else 0
+
+
+def budget_for(game_name: str, budget_s: float | None, quick: bool) -> float | None:
+    """The time budget of one game's evaluation: ``--budget-s`` if given, else the quick budget of
+    that game (``QUICK_BUDGET_BY_GAME``, else ``QUICK_BUDGET_S``) with ``--quick``, else none."""
+    if budget_s is not None or not quick:
+        return budget_s
+    return QUICK_BUDGET_BY_GAME.get(game_name, QUICK_BUDGET_S)
 
 
 def table_label(game_name: str, config: dict[str, Any]) -> str:

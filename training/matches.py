@@ -23,10 +23,16 @@ import envs
 from agents.records import Record, Recorder
 from agents.scoring import score_teams
 from envs.core.game import Game
-from agents.stats import Z95, bradley_terry, pairwise_table, wilson_interval
+from envs.core.provenance import provenance
+from agents.stats import Z95, bootstrap_elo_interval, bradley_terry, pairwise_counts, pairwise_table, wilson_interval
 
 #: Keywords of the environment, not of the game's rules.
 ENV_KEYWORDS = ("max_cycles", "render_mode")
+#: The league Elo interval: bootstrap resamples of the games, and the generator's seed.
+ELO_RESAMPLES = 200
+ELO_BOOTSTRAP_SEED = 0
+#: Seconds past a time budget that the stop reason lets pass without comment.
+OVERRUN_S = 2.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -272,23 +278,27 @@ class AgentLine:
     losses: int = 0
     rank_sum: float = 0.0
     length_sum: float = 0.0
-    fair_share: float = 0.0
+    #: sum over its games of (its teams / all teams): the fair share is its mean
+    share_sum: float = 0.0
     #: per team side (side 0 moves first): games the agent played from it, and how many it won there
     side_games: list[int] = field(default_factory=list)
     side_wins: list[int] = field(default_factory=list)
 
-    def add(self, won: bool, draw: bool, rank: float, length: int) -> None:
+    def add(self, won: bool, draw: bool, rank: float, length: int, share: float) -> None:
+        """One game: won, drawn (nobody won) or lost, its rank, length and ``share`` = the agent's
+        teams / all teams in that game (the win rate it would have among equals)."""
         self.games += 1
         self.wins += won
         self.draws += draw
         self.losses += not won and not draw
         self.rank_sum += rank
         self.length_sum += length
+        self.share_sum += share
 
     @classmethod
-    def at_table(cls, agent: str, num_teams: int, fair_share: float = 0.0) -> AgentLine:
+    def at_table(cls, agent: str, num_teams: int) -> AgentLine:
         """An empty line with one by-side count per team side of the table."""
-        return cls(agent, fair_share=fair_share, side_games=[0] * num_teams, side_wins=[0] * num_teams)
+        return cls(agent, side_games=[0] * num_teams, side_wins=[0] * num_teams)
 
     def add_side(self, side: int, won: bool) -> None:
         """One game played from team side ``side``; an agent holding several sides of a game (its
@@ -307,7 +317,7 @@ class AgentLine:
             "losses": self.losses,
             "win_rate": self.wins / g,
             "win_rate_ci95": [lo, hi],
-            "fair_share": self.fair_share,
+            "fair_share": self.share_sum / g,
             "mean_rank": self.rank_sum / g,
             "mean_length": self.length_sum / g,
             **side_summary(self.side_games, self.side_wins),
@@ -326,8 +336,10 @@ def summarise(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_tea
     per_lineup = []
     overall: dict[str, AgentLine] = {}
     pairs: list[tuple[str, str, float]] = []
+    game_pairs: list[list[tuple[str, str, float]]] = []  # per game, for the bootstrap
+    game_lineups: list[int] = []
     for li, lineup in enumerate(lineups):
-        lines = {a: AgentLine.at_table(a, num_teams, lineup.count(a) / num_teams) for a in dict.fromkeys(lineup)}
+        lines = {a: AgentLine.at_table(a, num_teams) for a in dict.fromkeys(lineup)}
         lengths, truncations = [], 0
         side_wins = [0] * num_teams
         for res in (r for r in results if r["lineup"] == li):
@@ -339,15 +351,18 @@ def summarise(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_tea
                 sides = [t for t, a in enumerate(res["teams"]) if a == agent]
                 won = any(t in winners for t in sides)
                 rank = sum(ranks[t] for t in sides) / len(sides)
-                line.add(won, nobody, rank, res["length"])
+                share = len(sides) / len(res["teams"])
+                line.add(won, nobody, rank, res["length"], share)
                 total = overall.setdefault(agent, AgentLine.at_table(agent, num_teams))
-                total.add(won, nobody, rank, res["length"])
+                total.add(won, nobody, rank, res["length"], share)
                 for t in sides:
                     line.add_side(t, t in winners)
                     total.add_side(t, t in winners)
             lengths.append(res["length"])
             truncations += res["truncated"]
-            pairs.extend(pairwise_outcomes(res))
+            game_pairs.append(pairwise_outcomes(res))
+            game_lineups.append(li)
+            pairs.extend(game_pairs[-1])
         per_lineup.append(
             {
                 "teams": list(lineup),
@@ -361,11 +376,18 @@ def summarise(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_tea
             }
         )
     names = list(overall)
+    rated = len(names) >= 2
     league = {
         "method": "Bradley-Terry MLE (MM iteration) on pairwise team comparisons, Elo scale, mean 1500, "
         "one virtual draw per pair",
-        "elo": bradley_terry(names, pairs) if len(names) >= 2 else {n: 1500.0 for n in names},
+        "elo": bradley_terry(names, pairs) if rated else {n: 1500.0 for n in names},
+        "elo_ci95": (bootstrap_elo_interval(names, game_pairs, game_lineups, ELO_RESAMPLES, ELO_BOOTSTRAP_SEED)
+                     if rated else {n: [None, None] for n in names}),
+        "elo_interval": f"95% percentile bootstrap over games ({ELO_RESAMPLES} resamples within each lineup, "
+        f"seed {ELO_BOOTSTRAP_SEED}); null: open-ended (an agent that never lost a comparison has no finite upper "
+        "bound, one that never scored no finite lower bound)",
         "pairwise_score": pairwise_table(names, pairs),
+        "pairwise_games": pairwise_counts(names, pairs),
         "comparisons": len(pairs),
     }
     return {
@@ -424,7 +446,12 @@ def evaluate(
     else:
         stop = (f"the time budget of {budget_s:g} s ran out after {sum(counts)} of {sum(scheduled)} scheduled "
                 f"games; every lineup was cut to the same number of whole seat rotations")
+    if budget_s is not None and elapsed > budget_s + OVERRUN_S:
+        stop += (f" (the games took {elapsed:.0f} s, {elapsed - budget_s:.0f} s past the budget: "
+                 + (f"every lineup plays its first {min_cycles} whole seat rotation(s) whatever the budget, "
+                    if min_cycles else "") + "and a game started before the deadline is played to its end)")
     report = {
+        "provenance": provenance(game_name),
         "game": game_name,
         "config": config,
         "num_players": players,

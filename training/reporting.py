@@ -30,13 +30,13 @@ def print_report(report: dict[str, Any], console=None) -> None:
     multi = report["num_teams"] > 2
     title = f"{report['game']} {json.dumps(report['config']) if report['config'] else ''}".strip()
     table = Table(title=f"{title}: {report['num_players']} seats, {report['num_teams']} teams, sides rotated")
-    table.add_column("agent")
+    table.add_column("agent", **_name_column(report["agents"], indent=2))
     for col in ("games", "W-D-L", "win rate", "95% CI"):
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", no_wrap=True)
     if multi:
-        table.add_column("fair share", justify="right")
-        table.add_column("mean rank", justify="right")
-    table.add_column("mean length", justify="right")
+        table.add_column("fair share", justify="right", no_wrap=True)
+        table.add_column("mean rank", justify="right", no_wrap=True)
+    table.add_column("mean length", justify="right", no_wrap=True)
     by_side = report["num_teams"] <= MAX_SIDES_SHOWN
     if by_side:
         table.add_column("win % by side", justify="right", no_wrap=True)
@@ -58,6 +58,10 @@ def print_report(report: dict[str, Any], console=None) -> None:
             if by_side:
                 row.append(side_rates(line))
             table.add_row(*row)
+        wins = sum(line["wins"] for line in lineup["agents"])
+        if wins > lineup["games"]:
+            notes.append(f"{lineup_label(lineup['teams'])}: {wins} wins in {lineup['games']} games: a first place "
+                         "shared by teams of different agents is a win for each of them")
         if len(set(lineup["teams"])) == 1:  # self-play: the seat advantage is what it measures
             sides = ", ".join(f"team {t} {_pct(w).strip()}" for t, w in enumerate(lineup["side_win_rates"]))
             notes.append(f"{lineup_label(lineup['teams'])}: wins by team side (team 0 moves first): {sides}")
@@ -67,22 +71,57 @@ def print_report(report: dict[str, Any], console=None) -> None:
     league = report["league"]
     if len(league["elo"]) >= 2:
         lt = Table(title=f"{report['game']} league (Bradley–Terry, Elo scale)")
-        lt.add_column("agent")
-        for col in ("Elo", "games", "W-D-L", "win rate", "95% CI"):
-            lt.add_column(col, justify="right")
+        lt.add_column("agent", **_name_column(league["elo"]))
+        for col in ("Elo", "Elo 95% CI", "games", "W-D-L", "win rate", "95% CI"):
+            lt.add_column(col, justify="right", no_wrap=True)
         for name, elo in sorted(league["elo"].items(), key=lambda kv: -kv[1]):
             line = report["agents"][name]
             lo, hi = line["win_rate_ci95"]
-            lt.add_row(_short(name), f"{elo:.0f}", str(line["games"]),
+            lt.add_row(_short(name), f"{elo:.0f}", elo_interval_text(league["elo_ci95"][name]), str(line["games"]),
                        f"{line['wins']}-{line['draws']}-{line['losses']}", _pct(line["win_rate"]),
                        f"{100 * lo:.1f}–{100 * hi:.1f}")
         console.print(lt)
+        console.print(f"Elo 95% CI: {league['elo_interval']}.")
     played = report["games_per_lineup"]
     scheduled = report["games_scheduled_per_lineup"]
     ends = ", ".join(f"{n} {reason}" for reason, n in sorted(report["end_reasons"].items()))
     console.print(f"{sum(played)} games in {report['seconds']:.1f} s with {report['workers']} worker(s): "
                   f"{' / '.join(map(str, played))} per lineup of {' / '.join(map(str, scheduled))} scheduled; "
                   f"{report['stop_reason']}. Games ended: {ends}.")
+    few = few_games_note(played)
+    if few:
+        console.print(f"[yellow]{few}[/yellow]")
+
+
+#: Fewer games than this per lineup get a warning under the tables (a Wilson interval at 50% is
+#: then wider than +-20 points).
+FEW_GAMES = 24
+
+
+def few_games_note(played: Sequence[int]) -> str | None:
+    """A warning when some lineup played fewer than :data:`FEW_GAMES` games, else None."""
+    fewest = min(played, default=0)
+    if fewest >= FEW_GAMES:
+        return None
+    from agents.stats import wilson_interval
+
+    lo, hi = wilson_interval(fewest / 2, fewest) if fewest else (0.0, 1.0)
+    return (f"Few games: the smallest lineup played {fewest}; a 50% win rate from {fewest} games has a 95% interval "
+            f"of {100 * lo:.0f}-{100 * hi:.0f}%. Treat these numbers as a smoke test (give more --games or "
+            "--budget-s).")
+
+
+def elo_interval_text(interval: Sequence[float | None]) -> str:
+    """``[1420.3, None]`` -> ``"1420–∞"``: an open end (an agent that never lost, or never scored) as ∞."""
+    lo, hi = interval
+    return f"{'−∞' if lo is None else f'{lo:.0f}'}–{'∞' if hi is None else f'{hi:.0f}'}"
+
+
+def _name_column(agent_ids, indent: int = 0) -> dict[str, Any]:
+    """Rich column options that keep every agent name whole (never cut to ``heuristic-n…``): the
+    column is never narrower than the longest name; a longer lineup label folds onto a second line."""
+    longest = max((len(_short(a)) for a in agent_ids), default=5)
+    return {"overflow": "fold", "min_width": longest + indent}
 
 
 def make_console():
@@ -171,18 +210,21 @@ def plot_league(report: dict[str, Any], path: pathlib.Path) -> pathlib.Path:
         for j, b in enumerate(names):
             if b in table.get(a, {}):
                 grid[i, j] = table[a][b]
-    fig, ax = plt.subplots(figsize=(1.2 * len(names) + 2.5, 1.0 * len(names) + 1.5))
+    counts = report["league"]["pairwise_games"]
+    fig, ax = plt.subplots(figsize=(1.3 * len(names) + 3.5, 1.0 * len(names) + 1.8))
     im = ax.imshow(grid, vmin=0, vmax=1, cmap="RdYlGn")
-    for i in range(len(names)):
-        for j in range(len(names)):
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
             if not np.isnan(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8)
-    short = [f"{_short(n)} ({elo[n]:.0f})" for n in names]
+                ax.text(j, i, f"{grid[i, j]:.2f}\nn={counts[a][b]}", ha="center", va="center", fontsize=7)
+    intervals = report["league"]["elo_ci95"]
+    short = [f"{_short(n)} {elo[n]:.0f} [{elo_interval_text(intervals[n])}]" for n in names]
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels([_short(n) for n in names], rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(short, fontsize=8)
-    ax.set_title(f"{report['game']}: score of row vs column", fontsize=9)
+    ax.set_title(f"{report['game']}: score of row vs column (n: comparisons behind the cell); "
+                 "row labels: Elo [95% bootstrap CI]", fontsize=8)
     fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -205,5 +247,7 @@ def print_all_summary(summary: dict[str, Any], console=None) -> None:
         for i, label in enumerate(entry["lineups"]):
             played, scheduled = entry["games_per_lineup"][i], entry["games_scheduled_per_lineup"][i]
             why = "all scheduled games" if played == scheduled else "time budget; lineups cut equally"
+            if played < FEW_GAMES:
+                why += f" [yellow](few games: under {FEW_GAMES})[/yellow]"
             table.add_row(name if i == 0 else "", label, str(played), str(scheduled), why)
     console.print(table)

@@ -35,6 +35,9 @@ TERMINAL = -1
 
 SAVE_FORMAT = "tabletop-rl/state"
 
+#: The words a ``Game.turn_structure`` is made of.
+TURN_KINDS = ("sequential", "out-of-turn decisions", "simultaneous choices")
+
 
 class Game(abc.ABC):
     """Static facts and factories for one configured game.
@@ -99,6 +102,21 @@ class Game(abc.ABC):
     fuzz_games: ClassVar[int] = 40
     fuzz_max_actions: ClassVar[int] = 3000
     fuzz_may_not_finish: ClassVar[bool] = False
+
+    # The game's type, as the properties table (``python -m tools.properties``,
+    # docs/reference/properties.md) shows it; tests/test_properties.py holds them to the code.
+    #: How turns go, a tuple of :data:`TURN_KINDS`: "sequential" (seats act in turn),
+    #: "out-of-turn decisions" (a seat not on turn is asked, e.g. to defend or to accept an
+    #: alliance), "simultaneous choices" (seats commit without seeing each other's choice; the
+    #: environment asks them one after the other and hides the first choice from the second).
+    turn_structure: ClassVar[tuple[str, ...]]
+    #: Whether the game has chance (shuffles, dice, generated maps): different seeds deal differently.
+    chance: ClassVar[bool]
+    #: The rewards in words: when they are paid and how much.
+    reward_structure: ClassVar[str]
+    #: Whether the seats' returns sum to zero in every game. A game where that depends on the config
+    #: sets it per instance in ``__init__`` (Sequence: only with two teams).
+    zero_sum: ClassVar[bool]
 
     #: The game's :class:`State` subclass (dealt by :meth:`new_initial_state`, loaded by :meth:`load_state`).
     state_class: ClassVar[type[State]]

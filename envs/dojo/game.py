@@ -106,6 +106,11 @@ class DojoGame(Game):
     fuzz_games = 12
     fuzz_max_actions = 2500
     fuzz_may_not_finish = True
+    # The game's type (envs.core.game.Game; python -m tools.properties)
+    turn_structure = ("sequential", "out-of-turn decisions")  # Kumite defence, Tecnica windows
+    chance = True  # dice, the Nebbia deck
+    reward_structure = "terminal: +1 the Black Belt winner, -1/(n-1) every other seat; 0 all on truncation"
+    zero_sum = True
     observation_low = 0.0
     observation_high = 1.0
 

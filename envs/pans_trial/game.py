@@ -163,6 +163,11 @@ class PansTrialGame(Game):
     }
     fuzz_games = 40
     fuzz_max_actions = 3000
+    # The game's type (envs.core.game.Game; python -m tools.properties)
+    turn_structure = ("sequential", "out-of-turn decisions", "simultaneous choices")  # Appeasing cards
+    chance = True  # shuffled deal, secret Omen order
+    reward_structure = "terminal: +1 win, -1 loss; 0 on a stalemate or truncation"
+    zero_sum = True
     observation_low = 0.0
     observation_high = 1.0
 

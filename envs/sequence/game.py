@@ -77,12 +77,18 @@ class SequenceGame(Game):
         "one sequence wins": {"sequences_to_win": 1},
     }
     fuzz_games = 60
+    # The game's type (envs.core.game.Game; python -m tools.properties)
+    turn_structure = ("sequential",)
+    chance = True  # two shuffled decks
+    reward_structure = "terminal: +1 every seat of the winning team, -1 every other seat; 0 on a draw or truncation"
+    zero_sum = True  # with two teams; __init__ sets False for three (+1/-1/-1)
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
         cfg = self.config
         self.num_teams = cfg["num_teams"]  # seat i plays for team i % num_teams (team_of)
         self.num_players = cfg["num_teams"] * cfg["players_per_team"]
+        self.zero_sum = self.num_teams == 2
         self.num_actions = NUM_ACTIONS
         self.observation_shape = (OBS_SIZE,)
         self.sequences_to_win = cfg["sequences_to_win"] or (2 if self.num_teams == 2 else 1)

@@ -99,6 +99,11 @@ class WizardArenaGame(Game):
     }
     fuzz_games = 12
     fuzz_max_actions = 1500
+    # The game's type (envs.core.game.Game; python -m tools.properties)
+    turn_structure = ("sequential", "out-of-turn decisions")  # a solo asked to ally answers out of turn
+    chance = True  # generated map, D20 bouts
+    reward_structure = "terminal, every seat: 1 - 2(rank-1)/(n-1) by score then strength (ties share); also on truncation"
+    zero_sum = True
     observation_low = 0.0
     observation_high = 1.0
 

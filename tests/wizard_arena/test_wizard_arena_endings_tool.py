@@ -20,7 +20,7 @@ def test_a_field_is_counted_game_by_game(tmp_path, capsys):
     assert r.truncated >= 1  # 30 cycles are too few for most games: the cap is counted as such
     assert 0 < r.median_actions <= r.longest_actions <= r.cap_actions == 30 * 6
     saved = json.loads(out.read_text())
-    assert saved[0]["field"] == "3+3 mixed" and saved[0]["truncated"] == r.truncated
+    assert saved["fields"][0]["field"] == "3+3 mixed" and saved["fields"][0]["truncated"] == r.truncated
     assert "3+3 mixed" in capsys.readouterr().out
     assert (tmp_path / "endings.png").stat().st_size > 1000
 
