@@ -1,4 +1,4 @@
-"""The PPO trainer (training/ppo.py) and its networks (agents/nets.py), on tiny budgets."""
+"""The PPO trainer (the training/ppo/ package) and its networks (agents/nets.py), on tiny budgets."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import envs
 from agents.nets import default_arch
 from agents.policy_io import ARCHITECTURES, load_policy
 from training import ppo
+from training.report import validate_report
 
 TINY = [
     "--num-envs",
@@ -149,7 +150,7 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     logged = EventAccumulator(str(run / "tb"), size_guidance={"scalars": 0})
     logged.Reload()
     assert [e.step for e in logged.Scalars("test/stray")] == [64]  # past the checkpoint (128): dropped
-    assert max(e.step for e in logged.Scalars("train/value_loss")) == 256
+    assert max(e.step for e in logged.Scalars("value_loss")) == 256
     # What the resume changed is kept with the run (args.json alone holds only the settings now).
     assert second["resumes"] == [{"step": 128, "changed": {"total_steps": [128, 256]}}]
     assert json.loads((run / "args.json").read_text())["resumes"] == second["resumes"]
@@ -257,15 +258,16 @@ def test_resume_restores_the_cloning_buffer_and_refuses_a_damaged_one(tmp_path):
     assert bool(saved["mask"].gather(1, saved["teacher"][:, None]).all())
     resumed = ["--resume", str(run), "--total-steps", "192", "--bc-learning-rate", "3e-4", "--no-progress"]
     trainer = ppo.Trainer(ppo.parse_args(resumed))
-    restored = trainer._bc_in_order()
+    restored = trainer.bc.in_order()
     for name, tensor in saved.items():
         assert torch.equal(restored[name], tensor)
     trainer.update(trainer.collect())  # a resumed run may anneal the cloning learning rate
     assert [g["lr"] for g in trainer.optimizer.param_groups] == [3e-4]
     # A smaller buffer on resume keeps the newest decisions.
     trainer.args.bc_buffer = 100
-    trainer._load_bc_buffer(run / "checkpoint" / "bc_buffer.safetensors")
-    assert torch.equal(trainer._bc_in_order()["teacher"], saved["teacher"][-100:])
+    buffer = ppo.ReplayBuffer.load(run / "checkpoint" / "bc_buffer.safetensors", trainer.bc_capacity(),
+                                   trainer.obs_shape, trainer.num_actions)
+    assert torch.equal(buffer.in_order()["teacher"], saved["teacher"][-100:])
     # Damaged: a teacher action outside its mask, or a tensor of the wrong shape.
     bad = dict(saved)
     bad["mask"] = torch.zeros_like(saved["mask"])
@@ -559,7 +561,7 @@ def test_behaviour_cloning_learns_the_teachers_choices(tmp_path):
     first = trainer.clone_update(batch)
     for _ in range(5):
         last = trainer.clone_update(batch)
-    assert trainer.bc["size"] == 6 * batch["action"].shape[0]  # each call adds its rollout to the buffer
+    assert trainer.bc.size == 6 * batch["action"].shape[0]  # each call adds its rollout to the buffer
     assert last["teacher_ce"] < 0.75 * first["teacher_ce"]
     assert last["teacher_accuracy"] > first["teacher_accuracy"]
 
@@ -570,7 +572,8 @@ def test_evaluate_a_run_folder_seeded_with_seats_rotated(tmp_path):
     report = ppo.main(argv)
     result = report["results"]["random-v0"]
     assert result["games"] == 6 and result["wins"] + result["draws"] + result["losses"] == 6
-    assert 0 <= result["wilson"][0] <= result["win_rate"] <= result["wilson"][1] <= 1
+    assert 0 <= result["win_rate_ci95"][0] <= result["win_rate"] <= result["win_rate_ci95"][1] <= 1
+    validate_report(report)
     assert result["games_by_side"] == [3, 3]  # game g puts the learner on side g % 2
     assert sum(result["wins_by_side"]) == result["wins"]
     assert (run / "policy" / "eval-6-seed1000000.json").exists()
@@ -748,3 +751,16 @@ def test_init_policy_refuses_a_damaged_policy_file(tmp_path, capsys):
     with pytest.raises(SystemExit):
         ppo.parse_args(["--game", "pans_trial_v0", "--init-policy", str(run), "--hidden", "32", "--teacher", ""])
     assert "not a valid safetensors file" in capsys.readouterr().err
+
+
+def test_help_shows_every_option_text_whole(capsys):
+    from training.cli import field_docs
+
+    docs = field_docs(ppo.Args)
+    assert docs["net"].endswith("(a shared encoder over the rows of the game's table_layout)")
+    assert docs["init_policy"].endswith("(a mismatch names the flags)")
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    for name in ("net", "init_policy", "hidden", "resume", "seed"):
+        assert " ".join(docs[name].split()) in shown, name
