@@ -24,7 +24,7 @@ TIMING = ("cpu_seconds", "steps_per_cpu_s", "steps_per_wall_s")
 
 RUN = [
     "--game", "dojo_v0", "--seed", "7",
-    "--num-envs", "4", "--num-steps", "16", "--minibatch-size", "32", "--update-epochs", "2",
+    "--num-envs", "4", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "2",
     "--opponents", "random-v0", "self", "--teacher", "heuristic-v1", "--bc-steps", "128",
     "--bc-batches", "4", "--bc-minibatch-size", "32", "--kl-coef", "0.5", "--kl-decay-steps", "256",
     "--snapshot-every", "64", "--snapshot-max", "2",
@@ -47,8 +47,8 @@ def pinned_metrics(tmp: pathlib.Path) -> dict[str, object]:
     """Train 256 steps, resume the run to 448, and return what it logged (no timings)."""
     torch.set_num_threads(1)
     run = tmp / "pinned"
-    ppo.main([*RUN, "--run-dir", str(run), "--total-steps", "256"])
-    ppo.main(["--resume", str(run), "--total-steps", "448", "--no-progress"])
+    ppo.main([*RUN, "--run-dir", str(run), "--total-timesteps", "256"])
+    ppo.main(["--resume", str(run), "--total-timesteps", "448", "--no-progress"])
     state = json.loads((run / "checkpoint" / "state.json").read_text())
     curve = [
         {k: v for k, v in row.items() if k not in TIMING and not k.endswith("_share")} for row in state["curve"]

@@ -30,6 +30,7 @@ import json
 import math
 import os
 import pathlib
+import sys
 import random
 import re
 import time
@@ -128,7 +129,7 @@ HELP = {
 def parse_args(argv: list[str] | None = None) -> Args:
     parser = dataclass_parser(Args, HELP, prog="python -m training.rllib_train", description=__doc__,
                               aliases=ALIASES)
-    if any(a == "--minibatch" or a.startswith("--minibatch=") for a in (argv if argv is not None else [])):
+    if any(a == "--minibatch" or a.startswith("--minibatch=") for a in (argv if argv is not None else sys.argv[1:])):
         parser.error("--minibatch is gone: give --num-minibatches (minibatch size = train_batch / num_minibatches)")
     args = Args(**vars(parser.parse_args(argv)))
     if args.game not in envs.NAMES:

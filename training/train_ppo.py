@@ -23,6 +23,7 @@ import dataclasses
 import json
 import math
 import pathlib
+import sys
 import random
 import time
 from dataclasses import dataclass, field
@@ -113,7 +114,7 @@ class Args:
 
 def parse_args(argv: list[str] | None = None) -> Args:
     parser = dataclass_parser(Args, description=__doc__, list_nargs="*", aliases=ALIASES)
-    if any(a == "--batch-size" or a.startswith("--batch-size=") for a in (argv if argv is not None else [])):
+    if any(a == "--batch-size" or a.startswith("--batch-size=") for a in (argv if argv is not None else sys.argv[1:])):
         parser.error("--batch-size is gone: give --num-minibatches (SB3's batch_size is "
                      "num_envs * num_steps / num_minibatches)")
     ns = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """Masked PPO for every game, many tables stepped in one process, with kickstarting and a league.
 
-    python -m training.ppo --game sequence_v0 --name kick --total-steps 3000000
+    python -m training.ppo --game sequence_v0 --name kick --total-timesteps 3000000
     python -m training.ppo --resume runs/ppo/sequence_v0-kick          # continue the same run
     python -m training.ppo --evaluate runs/ppo/sequence_v0-kick --eval-games 400
     python -m training.ppo --game pans_trial_v0 --name tune --init-policy pans_trial_v0/ppo-v3 \

@@ -140,13 +140,14 @@ def ppo_update(
     for group in optimizer.param_groups:
         group["lr"] = a.learning_rate
     size = batch["action"].shape[0]
+    minibatch = -(-size // a.num_minibatches)  # the last may be smaller when they do not divide the rollout
     stats: dict[str, list[float]] = {
         k: [] for k in ("policy_loss", "value_loss", "entropy", "teacher_ce", "approx_kl", "clipfrac")
     }
     for _ in range(a.update_epochs):
         order = torch.randperm(size)
-        for start in range(0, size, a.minibatch_size):
-            mb = order[start : start + a.minibatch_size]
+        for start in range(0, size, minibatch):
+            mb = order[start : start + minibatch]
             logits, value = net.logits_and_value(batch["obs"][mb])
             logp_all = policy_log_probs(logits, batch["mask"][mb], a.temperature)
             newlogp = logp_all.gather(1, batch["action"][mb][:, None]).squeeze(1)
@@ -161,7 +162,8 @@ def ppo_update(
             ce = -raw[has_t].gather(1, teacher[has_t][:, None]).mean() if has_t.any() else logits.new_zeros(())
             ratio = (newlogp - batch["logp"][mb]).exp()
             adv = batch["adv"][mb]
-            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            if a.norm_adv:
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
             pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - a.clip_coef, 1 + a.clip_coef)).mean()
             loss = pg_loss - a.ent_coef * entropy + a.vf_coef * v_loss + kl_weight * ce
             with torch.no_grad():

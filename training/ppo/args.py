@@ -19,7 +19,7 @@ from agents.checkpoint import policy_folder
 from agents.nets import default_arch
 from agents.policy_io import CheckpointError, load_policy, read_policy_spec
 from training.cli import dataclass_parser
-from training.ppo.run_state import read_json, recover_checkpoint
+from training.ppo.run_state import migrate_saved_args, read_json, recover_checkpoint
 
 
 @dataclass
@@ -41,8 +41,8 @@ class Args:
     """only evaluate the policy of this run folder (or a policy folder, or a checkpoint id) against --eval-opponents and exit"""
     seed: int = 1
     """seed of everything: torch, numpy, Python's random, deals, opponents"""
-    total_steps: int = 2_000_000
-    """learner decisions to train on (behaviour cloning steps included)"""
+    total_timesteps: int = 2_000_000
+    """learner decisions to train on (behaviour cloning steps included; old spelling --total-steps)"""
     num_envs: int = 64
     """games stepped together (the learner's batch per forward)"""
     num_steps: int = 32
@@ -55,10 +55,12 @@ class Args:
     """GAE lambda"""
     update_epochs: int = 3
     """passes over each rollout"""
-    minibatch_size: int = 1024
-    """learner decisions per gradient step"""
+    num_minibatches: int = 2
+    """minibatches per pass over a rollout (each num_envs * num_steps / num_minibatches decisions)"""
     clip_coef: float = 0.2
     """PPO clipping of the probability ratio"""
+    norm_adv: bool = True
+    """normalise the advantages within each minibatch"""
     ent_coef: float = 0.01
     """entropy bonus weight"""
     temperature: float = 1.0
@@ -131,7 +133,7 @@ NET_ARGS = ("net", "conv_channels", "conv_layers", "first_kernel", "hidden")
 #: starts, with the teacher term (``--kl-coef``) decaying from that step.
 RESUME_CHANGEABLE = frozenset(
     {
-        "total_steps",
+        "total_timesteps",
         "bc_steps",
         "bc_learner_share",
         "teacher_workers",
@@ -147,7 +149,7 @@ RESUME_CHANGEABLE = frozenset(
         "ent_coef",
         "temperature",
         "update_epochs",
-        "minibatch_size",
+        "num_minibatches",
         "opponents",
         "opponent_weights",
         "snapshot_every",
@@ -156,13 +158,20 @@ RESUME_CHANGEABLE = frozenset(
 )
 
 
+#: Old flag spellings, still accepted with a warning: old field name -> the shared (CleanRL) name.
+ALIASES = {"total_steps": "total_timesteps"}
+
+
 def build_parser() -> argparse.ArgumentParser:
     from training import ppo
 
-    return dataclass_parser(Args, prog="python -m training.ppo", description=ppo.__doc__.split("\n\n")[0], list_nargs="*")
+    return dataclass_parser(Args, prog="python -m training.ppo", description=ppo.__doc__.split("\n\n")[0],
+                            list_nargs="*", aliases=ALIASES)
 
 def parse_args(argv: list[str] | None = None) -> Args:
     parser = build_parser()
+    if any(a == "--minibatch-size" or a.startswith("--minibatch-size=") for a in (argv if argv is not None else sys.argv[1:])):
+        parser.error("--minibatch-size is gone: give --num-minibatches (minibatch = num_envs * num_steps / num_minibatches)")
     ns = parser.parse_args(argv)
     given = {
         a.dest
@@ -171,7 +180,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     }
     args = Args(**vars(ns))
     if args.resume:
-        saved = read_json(recover_checkpoint(pathlib.Path(args.resume)) / "state.json")["args"]
+        saved = migrate_saved_args(read_json(recover_checkpoint(pathlib.Path(args.resume)) / "state.json")["args"])
         changeable = RESUME_CHANGEABLE | {"resume"}
         changed = sorted(k for k in given if k not in changeable)
         if changed:
@@ -227,9 +236,12 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
         fail(f"--teacher-workers is a number of extra processes (0 or more), got {args.teacher_workers}")
     if (args.bc_steps or args.kl_coef) and not args.teacher:
         fail("--bc-steps and --kl-coef need a --teacher")
-    for name in ("num_envs", "num_steps", "update_epochs", "minibatch_size", "total_steps"):
+    for name in ("num_envs", "num_steps", "update_epochs", "num_minibatches", "total_timesteps"):
         if getattr(args, name) <= 0:
             fail(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    if args.num_minibatches > args.num_envs * args.num_steps:
+        fail(f"--num-minibatches {args.num_minibatches} is more than the rollout's "
+             f"num_envs * num_steps = {args.num_envs * args.num_steps} decisions")
     if args.net not in ("auto", "board_conv", "mlp_ac", "table_entity"):
         fail(f"--net must be auto, board_conv, mlp_ac or table_entity, got {args.net!r}")
     if args.init_policy and not args.resume:

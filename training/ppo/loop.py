@@ -1,5 +1,5 @@
 """The training loop and the command: ``Trainer`` deals games, collects a rollout, updates (cloning
-or PPO), keeps the league of snapshots, evaluates, logs and checkpoints, until ``total_steps``."""
+or PPO), keeps the league of snapshots, evaluates, logs and checkpoints, until ``total_timesteps``."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ class CpuAccount:
 
 
 class Trainer:
-    """The whole training loop; ``run()`` trains until ``args.total_steps``."""
+    """The whole training loop; ``run()`` trains until ``args.total_timesteps``."""
 
     def __init__(self, args: Args) -> None:
         self.args = args
@@ -282,11 +282,11 @@ class Trainer:
         # On a resume, TensorBoard drops whatever the run logged past its checkpoint (steps a stopped
         # process took and the checkpoint never saw; a fork's parent beyond the fork), for every tag.
         self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.step or None)
-        bar = tqdm(total=a.total_steps, initial=self.step, unit="step", disable=not a.progress, dynamic_ncols=True,
+        bar = tqdm(total=a.total_timesteps, initial=self.step, unit="step", disable=not a.progress, dynamic_ncols=True,
                    mininterval=5)
         recent: list[Outcome] = []
         train: dict[str, float] = {}
-        while self.step < a.total_steps:
+        while self.step < a.total_timesteps:
             w0, c0 = time.perf_counter(), time.process_time()
             batch = self.collect()
             c1 = time.process_time()

@@ -33,6 +33,18 @@ FORMAT = "tabletop-rl/ppo-run"
 COUNTERS = ("step", "updates", "games_dealt", "cpu_seconds", "curve", "next_eval", "next_checkpoint", "next_snapshot")
 
 
+def migrate_saved_args(saved: dict[str, Any]) -> dict[str, Any]:
+    """A run's saved arguments under today's names: ``total_steps`` became ``total_timesteps``, and
+    ``minibatch_size`` became ``num_minibatches`` (the number of minibatches it made of a rollout)."""
+    saved = dict(saved)
+    if "total_steps" in saved:
+        saved["total_timesteps"] = saved.pop("total_steps")
+    if "minibatch_size" in saved:
+        rollout = saved.get("num_envs", 64) * saved.get("num_steps", 32)
+        saved["num_minibatches"] = max(1, -(-rollout // saved.pop("minibatch_size")))
+    return saved
+
+
 def recover_checkpoint(run_dir: pathlib.Path) -> pathlib.Path:
     """The run's ``checkpoint`` folder, after finishing a save that was cut off between its renames.
 
@@ -169,7 +181,7 @@ def restore(trainer: Trainer, defaults: dict[str, Any], changeable: frozenset[st
     # The run's history of resumes with changed settings (what args.json alone would lose).
     trainer.resumes = list(state.get("resumes", []))
     # A setting newer than the run's checkpoint was at its default there (as parse_args reads it).
-    before, now = {**defaults, **state["args"]}, dataclasses.asdict(args)
+    before, now = {**defaults, **migrate_saved_args(state["args"])}, dataclasses.asdict(args)
     changed = {k: [before[k], now[k]] for k in sorted(changeable - {"progress"}) if before[k] != now[k]}
     if changed:
         trainer.resumes.append({"step": trainer.step, "changed": changed})
