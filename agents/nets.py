@@ -5,7 +5,7 @@ Every network maps a float32 batch of observations ``(B, *obs_shape)`` to action
 The value head lives in the same module and is used only while training
 (``module.logits_and_value(obs)``); a loaded policy ignores it at play.
 
-Three architectures are registered:
+Three architectures, listed in ``BUILDERS`` (which :mod:`agents.architectures` serves):
 
 * ``"board_conv"`` — a small 3×3 convolution stack over the board slice of the observation
   (circular padding for boards on a torus, as in Pan's Trial) plus an MLP over the rest of the
@@ -24,13 +24,31 @@ arguments for a configured game from it, so the trainer and the tests agree.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 from torch import nn
 
-from agents.policy_io import register_architecture, weights_will_be_loaded
+_SKIPPING = [0]  # > 0 while a network is built whose every weight is about to be overwritten
+
+
+def weights_will_be_loaded() -> bool:
+    """True inside :func:`skipping_initialisation`: every parameter of a network built now is about to be
+    overwritten by a checkpoint's, so the builders here skip their random initialisation (orthogonal
+    initialisation of a large layer is a QR decomposition, seconds of CPU for nothing)."""
+    return _SKIPPING[0] > 0
+
+
+@contextlib.contextmanager
+def skipping_initialisation() -> Iterator[None]:
+    """The window in which :func:`weights_will_be_loaded` holds (``agents.policy_io.load_policy`` opens it)."""
+    _SKIPPING[0] += 1
+    try:
+        yield
+    finally:
+        _SKIPPING[0] -= 1
 
 
 def _init(layer: nn.Module, gain: float = 2**0.5) -> nn.Module:
@@ -250,9 +268,12 @@ def build_board_conv(**kwargs: Any) -> BoardConvActorCritic:
     return BoardConvActorCritic(**kwargs)
 
 
-register_architecture("mlp_ac", build_mlp_ac)
-register_architecture("board_conv", build_board_conv)
-register_architecture("table_entity", lambda **kwargs: TableActorCritic(**kwargs))
+def build_table_entity(**kwargs: Any) -> TableActorCritic:
+    return TableActorCritic(**kwargs)
+
+
+#: The architectures of this module by name; :mod:`agents.architectures` adds them to its table.
+BUILDERS = {"mlp_ac": build_mlp_ac, "board_conv": build_board_conv, "table_entity": build_table_entity}
 
 
 def default_arch(game: Any, kind: str = "auto", **overrides: Any) -> tuple[str, dict[str, Any]]:

@@ -8,25 +8,23 @@ A policy folder holds two files written by :func:`save_policy`:
 * ``policy.safetensors`` — the network's ``state_dict`` as float32 tensors.
 
 Loading never unpickles anything: the JSON is parsed and validated field by field, the architecture
-name must be one registered with :func:`register_architecture` (code that ships with this package),
+name must be one of :mod:`agents.architectures` (code that ships with this package or that you register),
 and the weights are read with ``safetensors`` and must match the built network's parameter names and
 shapes exactly. Anything else raises :class:`CheckpointError` naming the file and what is wrong.
 
 A registered architecture is a builder ``builder(**arch_kwargs) -> torch.nn.Module`` whose module maps
 a float32 batch of observations ``(B, *observation_shape)`` to action logits ``(B, num_actions)``.
-The built-in ``"mlp"`` is the shape of SB3's default ``MlpPolicy`` actor; more architectures are
-registered by :mod:`agents.nets` when it exists.
+The table of architectures, with the one way to build from it, is :mod:`agents.architectures`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import importlib.util
 import json
 import math
 import pathlib
-from typing import Any, Callable, Iterator
+from typing import Any
+
+from agents.architectures import builder_of, is_architecture
 
 FORMAT = "tabletop-rl/policy"
 FORMAT_VERSION = 1
@@ -39,79 +37,6 @@ MAX_WEIGHTS_BYTES = 512 << 20
 
 class CheckpointError(ValueError):
     """A checkpoint file or index entry that is missing, corrupt or made for another game/config."""
-
-
-ARCHITECTURES: dict[str, Callable[..., Any]] = {}
-
-
-def register_architecture(name: str, builder: Callable[..., Any]) -> None:
-    """Make ``name`` loadable: ``builder(**arch_kwargs)`` returns the torch module."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"architecture name must be a non-empty string, got {name!r}")
-    if name in ARCHITECTURES and ARCHITECTURES[name] is not builder:
-        raise ValueError(f"architecture {name!r} is already registered")
-    ARCHITECTURES[name] = builder
-
-
-_FILLING = [0]  # > 0 while load_policy builds a network whose every weight it is about to overwrite
-
-
-def weights_will_be_loaded() -> bool:
-    """True while :func:`load_policy` builds a network: every parameter is about to be overwritten by
-    the checkpoint's, so a builder may skip its random initialisation (orthogonal initialisation
-    of a large layer is a QR decomposition, seconds of CPU for nothing)."""
-    return _FILLING[0] > 0
-
-
-@contextlib.contextmanager
-def _filling() -> Iterator[None]:
-    """The window in which :func:`weights_will_be_loaded` holds."""
-    _FILLING[0] += 1
-    try:
-        yield
-    finally:
-        _FILLING[0] -= 1
-
-
-def build_architecture(name: str, **arch_kwargs: Any) -> Any:
-    """A fresh, untrained network of the registered architecture ``name`` (what ``load_policy`` fills)."""
-    _ensure_architectures()
-    if name not in ARCHITECTURES:
-        raise ValueError(f"architecture {name!r} is not registered; known: {sorted(ARCHITECTURES)}")
-    return ARCHITECTURES[name](**arch_kwargs)
-
-
-def _ensure_architectures() -> None:
-    if "mlp" not in ARCHITECTURES:
-        register_architecture("mlp", _build_mlp)
-    if importlib.util.find_spec("agents.nets") is not None:
-        importlib.import_module("agents.nets")
-
-
-def _build_mlp(obs_dim: int, hidden: list[int], num_actions: int, activation: str = "tanh"):
-    """SB3 ``MlpPolicy``'s actor: Linear/activation layers then a linear head to the logits."""
-    import torch
-    from torch import nn
-
-    acts = {"tanh": nn.Tanh, "relu": nn.ReLU}
-    if activation not in acts:
-        raise CheckpointError(f"mlp activation {activation!r} is not one of {sorted(acts)}")
-
-    class MLP(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            layers: list[nn.Module] = []
-            last = obs_dim
-            for width in hidden:
-                layers += [nn.Linear(last, width), acts[activation]()]
-                last = width
-            self.body = nn.Sequential(*layers)
-            self.head = nn.Linear(last, num_actions)
-
-        def forward(self, obs: torch.Tensor) -> torch.Tensor:
-            return self.head(self.body(obs.reshape(obs.shape[0], -1)))
-
-    return MLP()
 
 
 # -------------------------------------------------------------------------------------------------
@@ -147,9 +72,7 @@ def save_policy(
     """Write ``policy.json`` and ``policy.safetensors`` for ``module`` into ``folder``."""
     from safetensors.torch import save_file
 
-    _ensure_architectures()
-    if arch not in ARCHITECTURES:
-        raise ValueError(f"architecture {arch!r} is not registered; known: {sorted(ARCHITECTURES)}")
+    builder_of(arch)  # a ValueError naming the known architectures
     spec = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -169,6 +92,25 @@ def save_policy(
     save_file(tensors, str(folder / WEIGHTS_FILE))
     (folder / SPEC_FILE).write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n")
     return folder
+
+
+def inside(root: pathlib.Path, relative: Any, what: str) -> pathlib.Path:
+    """``root / relative`` after checking that it stays inside ``root`` (symlinks followed)."""
+    if not isinstance(relative, str) or not relative:
+        raise CheckpointError(f"{what} must be a non-empty relative path string, got {relative!r:.80}")
+    candidate = pathlib.PurePosixPath(relative)
+    if candidate.is_absolute() or pathlib.PureWindowsPath(relative).is_absolute() or "\\" in relative:
+        raise CheckpointError(f"{what} {relative!r} is absolute; paths are relative to the checkpoint folder")
+    if ".." in candidate.parts:
+        raise CheckpointError(f"{what} {relative!r} contains '..'; paths must stay inside the checkpoint folder")
+    root_resolved = root.resolve()
+    path = (root / relative).resolve()
+    if path != root_resolved and root_resolved not in path.parents:
+        raise CheckpointError(
+            f"{what} {relative!r} leads to {path}, outside the checkpoint folder {root_resolved} (a symlink?)"
+        )
+    return root / relative
+
 
 
 def _read_regular_file(path: pathlib.Path, limit: int) -> bytes:
@@ -220,11 +162,10 @@ def read_policy_spec(folder: str | pathlib.Path) -> dict[str, Any]:
         raise CheckpointError(f"{path}: observation_shape must be a list of positive integers, got {shape!r:.80}")
     if not 0 < spec["num_actions"] <= 1 << 20:
         raise CheckpointError(f"{path}: num_actions must be a positive integer, got {spec['num_actions']!r}")
-    _ensure_architectures()
-    if spec["arch"] not in ARCHITECTURES:
-        raise CheckpointError(
-            f"{path}: architecture {spec['arch']!r} is unknown; known: {sorted(ARCHITECTURES)}"
-        )
+    if not is_architecture(spec["arch"]):
+        from agents.architectures import architecture_names
+
+        raise CheckpointError(f"{path}: architecture {spec['arch']!r} is unknown; known: {architecture_names()}")
     return spec
 
 
@@ -237,7 +178,7 @@ def _build(folder: pathlib.Path, spec: dict[str, Any], held: int) -> Any:
     """
     import torch
 
-    builder, kwargs = ARCHITECTURES[spec["arch"]], spec["arch_kwargs"]
+    builder, kwargs = builder_of(spec["arch"]), spec["arch_kwargs"]
     try:
         with torch.device("meta"):
             skeleton = builder(**kwargs)
@@ -291,7 +232,9 @@ def load_policy(
         tensors = load_tensors(raw)
     except (SafetensorError, ValueError, RuntimeError, OSError) as exc:
         raise CheckpointError(f"{folder / WEIGHTS_FILE} is not a valid safetensors file: {exc}") from exc
-    with _filling():  # every weight is overwritten below: builders may skip random initialisation
+    from agents.nets import skipping_initialisation
+
+    with skipping_initialisation():  # every weight is overwritten below: builders may skip random initialisation
         module = _build(folder, spec, sum(t.numel() for t in tensors.values()))
     own = module.state_dict()
     missing = sorted(set(own) - set(tensors))

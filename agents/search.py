@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.checkpoint import CheckpointError, PolicyAgent
+from agents.policy_agent import PolicyAgent
+from agents.policy_io import CheckpointError
 
 #: Every setting with its default and allowed range (inclusive).
 SEARCH_SETTINGS: dict[str, tuple[Any, Any, Any]] = {

@@ -43,13 +43,13 @@ def write_small_policy(folder: pathlib.Path, game: str = GAME, seed: int = 0) ->
     """A tiny valid ``"mlp"`` policy for ``game`` (default config) in ``folder``."""
     import torch
 
-    from agents.policy_io import ARCHITECTURES, _ensure_architectures, save_policy
+    from agents.architectures import build_architecture
+    from agents.policy_io import save_policy
 
     torch.manual_seed(seed)
     config, shape, n = game_facts(game)
     kwargs = {"obs_dim": int(shape[0]), "hidden": [8], "num_actions": n, "activation": "tanh"}
-    _ensure_architectures()
-    module = ARCHITECTURES["mlp"](**kwargs)
+    module = build_architecture("mlp", **kwargs)
     return save_policy(folder, module, arch="mlp", arch_kwargs=kwargs, game=game, config=config,
                        observation_shape=shape, num_actions=n)
 

@@ -13,7 +13,8 @@ import agents
 from agents.checkpoint import PolicyAgent
 import envs
 from agents.nets import default_arch
-from agents.policy_io import ARCHITECTURES, load_policy
+from agents.architectures import build_architecture
+from agents.policy_io import load_policy
 from training import ppo
 from training.report import validate_report
 
@@ -100,7 +101,7 @@ def test_tiny_run_trains_logs_and_saves_a_loadable_policy(tmp_path, game, extra)
 
 
 def test_loading_a_policy_skips_the_random_initialisation_it_overwrites(monkeypatch):
-    from agents import policy_io
+    from agents import nets
 
     folder = pathlib.Path("checkpoints/dojo_v0/ppo-v3")
     reference, _ = load_policy(folder, game="dojo_v0")
@@ -112,10 +113,10 @@ def test_loading_a_policy_skips_the_random_initialisation_it_overwrites(monkeypa
     obs = torch.rand((4, *spec["observation_shape"]))
     with torch.no_grad():
         assert torch.equal(module(obs), reference(obs))
-    assert not policy_io.weights_will_be_loaded()
+    assert not nets.weights_will_be_loaded()
     # A network built to be trained is still initialised (orthogonal weights, zero biases).
     arch, kwargs = default_arch(envs.make_game("dojo_v0"), "auto", conv_channels=16, conv_layers=2, hidden=128)
-    fresh = policy_io.build_architecture(arch, **kwargs)
+    fresh = build_architecture(arch, **kwargs)
     assert calls
     assert all(not p.detach().any() for name, p in fresh.named_parameters() if name.endswith("bias"))
 
@@ -352,7 +353,7 @@ def test_board_conv_reads_the_board_slice_and_routes_square_heads(game, config):
     g = envs.make_game(game, **config)
     obs_dim = int(np.prod(g.observation_shape))
     arch, kwargs = default_arch(g, "board_conv")
-    net = ARCHITECTURES[arch](**kwargs)
+    net = build_architecture(arch, **kwargs)
     layout = g.board_layout
     c, h, w = layout["channels"], layout["height"], layout["width"]
     # Value (channel 2, square 7) must land at channel 2, row 7 // w, column 7 % w.
@@ -386,7 +387,7 @@ def test_wizard_arena_board_planes_put_each_bot_on_its_cell(config):
     """The layout Wizard Arena declares matches its observation at every map size: the "self" plane
     (channel 1) holds the seat's bot, the "other bots" plane (3) every other bot, on their cells."""
     g = envs.make_game("wizard_arena_v0", **config)
-    net = ARCHITECTURES["board_conv"](**default_arch(g, "board_conv")[1])
+    net = build_architecture("board_conv", **default_arch(g, "board_conv")[1])
     state = g.new_initial_state(seed=11)
     size = g.board_layout["height"]
     for seat in range(g.num_players):
@@ -416,7 +417,7 @@ def test_table_entity_reads_rows_alike_and_routes_their_action_values(config):
     g = envs.make_game("wizard_arena_v0", **config)
     arch, kwargs = default_arch(g, "table_entity", hidden=32)
     assert arch == "table_entity" and kwargs["entity"] == 16
-    net = ARCHITECTURES[arch](**kwargs)
+    net = build_architecture(arch, **kwargs)
     table = g.table_layout
     off, rows, row_len = table["offset"], table["rows"], table["row_len"]
     state = g.new_initial_state(seed=5)
@@ -457,7 +458,7 @@ def test_table_entity_needs_a_table_and_refuses_ranges_outside_it():
     for key, bad in (("row_actions", [[30, 0, 9]]), ("row_actions", [[0, 10, 9]]), ("action_blocks", [[2050, 0, 9]]),
                      ("rows", 100)):
         with pytest.raises(ValueError, match="must"):
-            ARCHITECTURES["table_entity"](**{**kwargs, key: bad})
+            build_architecture("table_entity", **{**kwargs, key: bad})
 
 
 def test_board_conv_first_kernel_sees_a_line_of_five_and_bad_sizes_are_refused():
@@ -465,7 +466,7 @@ def test_board_conv_first_kernel_sees_a_line_of_five_and_bad_sizes_are_refused()
     obs_dim = int(np.prod(g.observation_shape))
     arch, kwargs = default_arch(g, "board_conv", first_kernel=5, conv_layers=1)
     assert kwargs["first_kernel"] == 5
-    net = ARCHITECTURES[arch](**kwargs)
+    net = build_architecture(arch, **kwargs)
     assert net.convs[0].kernel_size == (5, 5) and net.convs[0].padding == (2, 2)
     # One chip two squares away changes the first layer's output at the centre square.
     base = torch.zeros(1, obs_dim)
@@ -478,7 +479,7 @@ def test_board_conv_first_kernel_sees_a_line_of_five_and_bad_sizes_are_refused()
     assert default_arch(g, "board_conv")[1].get("first_kernel", 3) == 3
     for bad in (4, 9):
         with pytest.raises(ValueError, match="first_kernel must be 3, 5 or 7"):
-            ARCHITECTURES[arch](**{**kwargs, "first_kernel": bad})
+            build_architecture(arch, **{**kwargs, "first_kernel": bad})
 
 
 def test_team_game_learner_decides_only_for_its_team():

@@ -9,7 +9,7 @@ import torch
 
 import envs
 from agents.nets import default_arch
-from agents.policy_io import ARCHITECTURES
+from agents.architectures import build_architecture
 from training import train_ppo
 from training.evaluation import NOTE, evaluate_module, summarise
 from training.ppo.tables import Outcome
@@ -20,7 +20,7 @@ def tiny_net(game_name: str, config: dict) -> torch.nn.Module:
     torch.manual_seed(0)
     game = envs.make_game(game_name, **config)
     arch, kwargs = default_arch(game, "mlp_ac", conv_channels=4, conv_layers=1, hidden=16)
-    return ARCHITECTURES[arch](**kwargs)
+    return build_architecture(arch, **kwargs)
 
 
 class Counting(torch.nn.Module):

@@ -27,12 +27,8 @@ from typing import Any
 import numpy as np
 
 import envs
-from agents.policy_io import (
-    ARCHITECTURES,
-    CheckpointError,
-    _ensure_architectures,
-    save_policy,
-)
+from agents.architectures import build_architecture
+from agents.policy_io import CheckpointError, save_policy
 
 ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
 
@@ -64,8 +60,7 @@ def mlp_actor_from_state(state: dict[str, Any], activation: str = "tanh"):
     hidden = [int(w.shape[0]) for w in weights]
     num_actions = int(state["action_net.weight"].shape[0])
     arch_kwargs = {"obs_dim": obs_dim, "hidden": hidden, "num_actions": num_actions, "activation": activation}
-    _ensure_architectures()
-    module = ARCHITECTURES["mlp"](**arch_kwargs)
+    module = build_architecture("mlp", **arch_kwargs)
     mapped = {}
     for n, i in enumerate(layers):
         mapped[f"body.{2 * n}.weight"] = state[f"mlp_extractor.policy_net.{i}.weight"]

@@ -44,7 +44,7 @@ from pettingzoo import AECEnv
 
 import agents
 import envs
-from agents.policy_io import build_architecture
+from agents.architectures import build_architecture
 
 LEARNER = "learner"
 """Module id of the trained policy, and role prefix of the learning team's seats."""

@@ -397,7 +397,7 @@ def policy_module(state: dict[str, Any], args: Args, config: dict[str, Any]) -> 
     """The learner's policy network (``pi.*`` of its RLlib state) as our ``mlp`` architecture."""
     import torch
 
-    from agents.policy_io import build_architecture
+    from agents.architectures import build_architecture
 
     game = envs.make_game(args.game, **config)
     arch_kwargs = {

@@ -17,7 +17,8 @@ import torch
 import agents
 import envs
 from envs.core.provenance import provenance
-from agents.policy_io import ARCHITECTURES, save_policy
+from agents.architectures import build_architecture
+from agents.policy_io import save_policy
 from training.ppo import run_state
 from training.ppo.algo import collect_rollout, policy_log_probs, ppo_update, sample
 from training.ppo.args import RESUME_CHANGEABLE, Args, arch_of, load_init_policy, parse_args
@@ -94,7 +95,7 @@ class Trainer:
         torch.manual_seed(args.seed)
         self.rng = random.Random(args.seed)
 
-        self.net = ARCHITECTURES[self.arch](**self.arch_kwargs)
+        self.net = build_architecture(self.arch, **self.arch_kwargs)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
         self.snapshots: list[torch.nn.Module] = []
         self.snapshot_steps: list[int] = []

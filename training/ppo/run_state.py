@@ -4,7 +4,8 @@ save survives being cut off, and how a resume puts it all back.
 
 ``save`` writes ``checkpoint.tmp`` (``state.json`` last), moves ``checkpoint`` to ``checkpoint.old``
 and then ``checkpoint.tmp`` to ``checkpoint``; :func:`recover_checkpoint` finishes a save that was
-cut off between the renames.
+cut off between the renames. ``trainer`` below is a ``training.ppo.loop.Trainer`` (not imported:
+the loop imports this module).
 """
 
 from __future__ import annotations
@@ -15,17 +16,14 @@ import pathlib
 import random
 import shutil
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 
-from agents.policy_io import ARCHITECTURES
+from agents.architectures import build_architecture
 from envs.core.provenance import provenance
 from training.ppo.cloning import ReplayBuffer
-
-if TYPE_CHECKING:
-    from training.ppo.loop import Trainer
 
 FORMAT = "tabletop-rl/ppo-run"
 
@@ -111,7 +109,7 @@ def _rng_from_json(state: Any) -> Any:
     return state
 
 
-def save(trainer: Trainer) -> None:
+def save(trainer: Any) -> None:
     """Write the trainer's resumable state to ``<run>/checkpoint`` (atomically, see the module)."""
     from safetensors.torch import save_file
 
@@ -157,7 +155,7 @@ def save(trainer: Trainer) -> None:
         shutil.rmtree(old)
 
 
-def restore(trainer: Trainer, defaults: dict[str, Any], changeable: frozenset[str]) -> None:
+def restore(trainer: Any, defaults: dict[str, Any], changeable: frozenset[str]) -> None:
     """Put a saved run back into ``trainer`` (built from the resumed args): weights, optimizer,
     snapshots, counters, RNG states and the cloning buffer; records which ``changeable`` settings
     differ from the run's (``defaults`` fills settings newer than its checkpoint)."""
@@ -170,7 +168,7 @@ def restore(trainer: Trainer, defaults: dict[str, Any], changeable: frozenset[st
     opt_t = load_file(str(ckpt / "optimizer.safetensors")) if (ckpt / "optimizer.safetensors").exists() else {}
     trainer.optimizer.load_state_dict(unflatten_optimizer(opt_t, state["optimizer"]))
     for k in range(state["snapshots"]):
-        snap = ARCHITECTURES[trainer.arch](**trainer.arch_kwargs)
+        snap = build_architecture(trainer.arch, **trainer.arch_kwargs)
         snap.load_state_dict(load_file(str(ckpt / f"snapshot_{k}.safetensors")))
         trainer.snapshots.append(snap.eval())
     trainer.snapshot_steps = state["snapshot_steps"]

@@ -1,0 +1,157 @@
+"""The agent that plays a trained policy, and the per-process cache of loaded policy folders.
+
+:class:`PolicyAgent` sits between the policy files (:mod:`agents.policy_io`, which validates and
+loads them) and everything that plays a policy: the checkpoint index (:mod:`agents.checkpoint`
+registers each listed id as a ``PolicyAgent`` or a search agent) and the search at play time
+(:class:`agents.search.SearchPolicyAgent` extends it). It imports neither of them.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Any
+
+import numpy as np
+
+import envs
+from agents.base import Agent
+from agents.policy_io import SPEC_FILE, WEIGHTS_FILE, CheckpointError, inside, load_policy
+
+_LOADED: dict[tuple, tuple[Any, dict[str, Any]]] = {}
+
+
+def _stamp(path: pathlib.Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_mtime_ns, stat.st_size
+
+
+def load_checkpoint(policy_folder: pathlib.Path, game_name: str, root: pathlib.Path | None = None):
+    """``(module, spec)`` of ``policy_folder``, checked against ``game_name``; cached per process.
+
+    With ``root``, the policy files themselves must also lie inside ``root`` (no symlink out).
+    """
+    policy_folder = pathlib.Path(policy_folder)
+    if root is not None:
+        for name in (SPEC_FILE, WEIGHTS_FILE):
+            rel = (policy_folder / name).relative_to(root).as_posix()
+            inside(root, rel, name)
+    try:
+        key = (str(policy_folder.resolve()), game_name, _stamp(policy_folder / SPEC_FILE),
+               _stamp(policy_folder / WEIGHTS_FILE))
+    except OSError:
+        key = None
+    if key is not None and key in _LOADED:
+        return _LOADED[key]
+    loaded = load_policy(policy_folder, game=game_name)
+    if key is not None:
+        _LOADED[key] = loaded
+    return loaded
+
+
+class PolicyAgent(Agent):
+    """Plays a trained policy: the most likely legal action, or (``deterministic=False``) a seeded sample.
+
+    The network maps an observation to one logit per action; illegal actions are masked out before the
+    choice. Give either ``path`` (a folder with ``policy.json`` + ``policy.safetensors``) or ``model``
+    (an already built torch module, e.g. from a trainer).
+    """
+
+    def __init__(
+        self,
+        game_name: str,
+        seed: int | None = None,
+        path: str | os.PathLike | None = None,
+        config: dict[str, Any] | None = None,
+        deterministic: bool = True,
+        model: Any = None,
+        root: str | os.PathLike | None = None,
+    ) -> None:
+        super().__init__(game_name, seed)
+        if model is None and path is None:
+            raise CheckpointError("PolicyAgent needs a policy folder (path=...) or a built torch module (model=...)")
+        if model is not None and not callable(model):
+            raise CheckpointError(
+                f"model must be a torch module mapping observations to logits, got {type(model).__name__}"
+            )
+        self.path = pathlib.Path(path) if path is not None else None
+        self.root = pathlib.Path(root) if root is not None else None
+        self.trained_config = dict(config or {})
+        self.deterministic = deterministic
+        self.model = model
+        self.spec: dict[str, Any] | None = None
+        #: The game the policy was trained for (its complete config filled in), made once.
+        self._trained: Any = None
+        #: At a table whose config differs from the trained one only in the game's
+        #: ``observation_keys``: the trained game, which re-encodes each observation from the view.
+        self.observer: Any = None
+
+    def _trained_game(self):
+        """The configured game the policy was trained for (made once)."""
+        if self._trained is None:
+            self._trained = envs.make_game(self.game_name, **self.trained_config)
+        return self._trained
+
+    def _load(self) -> None:
+        self.model, self.spec = load_checkpoint(self.path, self.game_name, self.root)
+        if not self.trained_config:  # the policy file says which config it was trained for
+            self.trained_config = dict(self.spec["config"])
+        trained = self._trained_game()
+        shape, n = tuple(trained.observation_shape), int(trained.num_actions)
+        if tuple(self.spec["observation_shape"]) != shape or self.spec["num_actions"] != n:
+            raise CheckpointError(
+                f"{self.path} expects observations {tuple(self.spec['observation_shape'])} and "
+                f"{self.spec['num_actions']} actions, but {self.game_name} with config {self.trained_config} "
+                f"gives {shape} and {n}"
+            )
+
+    def reset(self, seat: int, game: Any) -> None:
+        super().reset(seat, game)
+        if self.model is None:
+            self._load()
+        self.observer = None
+        if self.trained_config:
+            trained = self._trained_game()
+            if trained.config != game.config:
+                rules = trained.rule_differences(game)
+                if rules:
+                    allowed = (f"differs at most in {list(trained.observation_keys)}" if trained.observation_keys
+                               else "is the one it was trained for")
+                    raise CheckpointError(
+                        f"{self.agent_id or 'policy'} was trained for {self.game_name} with {trained.config}, "
+                        f"but this game has {game.config}: the rules differ in {rules} (a policy plays at a "
+                        f"table whose config {allowed})"
+                    )
+                self.observer = trained
+
+    def observation_vector(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> np.ndarray:
+        """What the network reads: the table's observation, or, at a table that observes through other
+        ``observation_keys``, the trained encoding rebuilt from the seat's view."""
+        if self.observer is None:
+            return observation["observation"]
+        return self.observer.observe_view(view, self.seat, self.game, observation["observation"])
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        """The network's logits for one observation (float32, one per action)."""
+        import torch
+
+        torch.set_num_threads(1)
+        if self.model is None:
+            self._load()
+        with torch.no_grad():
+            obs = torch.as_tensor(np.asarray(observation, dtype=np.float32)[None])
+            return self.model(obs)[0].numpy()
+
+    def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
+        mask = np.asarray(observation["action_mask"]).astype(bool)
+        if not mask.any():
+            raise ValueError(f"{self.agent_id or 'policy'}: asked to act with an empty action mask")
+        logits = self.logits(self.observation_vector(observation, view)).astype(np.float64)
+        masked = np.where(mask, logits, -np.inf)
+        if self.deterministic:
+            return int(np.argmax(masked))
+        probs = np.exp(masked - masked.max())
+        cumulative = np.cumsum(probs)
+        pick = int(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"))
+        legal = np.flatnonzero(mask)
+        return pick if pick < len(mask) and mask[pick] else int(legal[-1])
