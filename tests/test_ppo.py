@@ -1,4 +1,4 @@
-"""The PPO trainer (training/ppo.py) and its networks (agents/nets.py), on tiny budgets."""
+"""The PPO trainer (the training/ppo/ package) and its networks (agents/nets.py), on tiny budgets."""
 
 from __future__ import annotations
 
@@ -16,14 +16,15 @@ from agents.nets import default_arch
 from agents.architectures import build_architecture
 from agents.policy_io import load_policy
 from training import ppo
+from training.report import validate_report
 
 TINY = [
     "--num-envs",
     "4",
     "--num-steps",
     "16",
-    "--minibatch-size",
-    "32",
+    "--num-minibatches",
+    "2",
     "--update-epochs",
     "1",
     "--eval-games",
@@ -44,7 +45,7 @@ def tiny_run(tmp_path: pathlib.Path, game: str, *extra: str, steps: int = 192) -
             game,
             "--run-dir",
             str(run),
-            "--total-steps",
+            "--total-timesteps",
             str(steps),
             "--eval-every",
             "128",
@@ -134,7 +135,7 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     with SummaryWriter(str(run / "tb")) as stray:
         for step in (64, 200):
             stray.add_scalar("test/stray", 1.0, step)
-    args = ppo.parse_args(["--resume", str(run), "--total-steps", "256", "--no-progress"])
+    args = ppo.parse_args(["--resume", str(run), "--total-timesteps", "256", "--no-progress"])
     trainer = ppo.Trainer(args)
     assert trainer.step == first["step"] == 128
     assert len(trainer.snapshots) == first["snapshots"] >= 2
@@ -150,9 +151,9 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     logged = EventAccumulator(str(run / "tb"), size_guidance={"scalars": 0})
     logged.Reload()
     assert [e.step for e in logged.Scalars("test/stray")] == [64]  # past the checkpoint (128): dropped
-    assert max(e.step for e in logged.Scalars("train/value_loss")) == 256
+    assert max(e.step for e in logged.Scalars("value_loss")) == 256
     # What the resume changed is kept with the run (args.json alone holds only the settings now).
-    assert second["resumes"] == [{"step": 128, "changed": {"total_steps": [128, 256]}}]
+    assert second["resumes"] == [{"step": 128, "changed": {"total_timesteps": [128, 256]}}]
     assert json.loads((run / "args.json").read_text())["resumes"] == second["resumes"]
     # A checkpoint from before a setting existed counts it at its default: changing it is recorded.
     state_file = run / "checkpoint" / "state.json"
@@ -178,7 +179,7 @@ def test_resume_finishes_a_save_cut_off_between_its_renames(tmp_path, capsys):
     ckpt.rename(old)
     tmp.mkdir()
     (tmp / "model.safetensors").write_bytes(b"half a file")
-    args = ppo.parse_args(["--resume", str(run), "--total-steps", "128", "--no-progress"])
+    args = ppo.parse_args(["--resume", str(run), "--total-timesteps", "128", "--no-progress"])
     assert "resuming from checkpoint.old" in capsys.readouterr().err
     trainer = ppo.Trainer(args)
     assert trainer.step == 64
@@ -204,7 +205,7 @@ def test_resume_may_end_cloning_early_and_start_ppo_with_a_teacher_term(tmp_path
     run = tiny_run(tmp_path, "sequence_v0", "--opponents", "random-v0", "--bc-steps", "100000", steps=64)
     assert json.loads((run / "checkpoint" / "state.json").read_text())["step"] == 64
     args = ppo.parse_args(["--resume", str(run), "--bc-steps", "64", "--kl-coef", "0.5", "--kl-decay-steps", "128",
-                           "--total-steps", "128", "--no-progress"])
+                           "--total-timesteps", "128", "--no-progress"])
     assert (args.bc_steps, args.kl_coef, args.kl_decay_steps) == (64, 0.5, 128)
     trainer = ppo.Trainer(args)
     assert trainer.kl_weight() == 0.5  # PPO starts now, the teacher term at full weight
@@ -256,17 +257,18 @@ def test_resume_restores_the_cloning_buffer_and_refuses_a_damaged_one(tmp_path):
     saved = load_file(str(run / "checkpoint" / "bc_buffer.safetensors"))
     assert saved["teacher"].shape[0] == 128  # every cloned decision so far, oldest first
     assert bool(saved["mask"].gather(1, saved["teacher"][:, None]).all())
-    resumed = ["--resume", str(run), "--total-steps", "192", "--bc-learning-rate", "3e-4", "--no-progress"]
+    resumed = ["--resume", str(run), "--total-timesteps", "192", "--bc-learning-rate", "3e-4", "--no-progress"]
     trainer = ppo.Trainer(ppo.parse_args(resumed))
-    restored = trainer._bc_in_order()
+    restored = trainer.bc.in_order()
     for name, tensor in saved.items():
         assert torch.equal(restored[name], tensor)
     trainer.update(trainer.collect())  # a resumed run may anneal the cloning learning rate
     assert [g["lr"] for g in trainer.optimizer.param_groups] == [3e-4]
     # A smaller buffer on resume keeps the newest decisions.
     trainer.args.bc_buffer = 100
-    trainer._load_bc_buffer(run / "checkpoint" / "bc_buffer.safetensors")
-    assert torch.equal(trainer._bc_in_order()["teacher"], saved["teacher"][-100:])
+    buffer = ppo.ReplayBuffer.load(run / "checkpoint" / "bc_buffer.safetensors", trainer.bc_capacity(),
+                                   trainer.obs_shape, trainer.num_actions)
+    assert torch.equal(buffer.in_order()["teacher"], saved["teacher"][-100:])
     # Damaged: a teacher action outside its mask, or a tensor of the wrong shape.
     bad = dict(saved)
     bad["mask"] = torch.zeros_like(saved["mask"])
@@ -560,7 +562,7 @@ def test_behaviour_cloning_learns_the_teachers_choices(tmp_path):
     first = trainer.clone_update(batch)
     for _ in range(5):
         last = trainer.clone_update(batch)
-    assert trainer.bc["size"] == 6 * batch["action"].shape[0]  # each call adds its rollout to the buffer
+    assert trainer.bc.size == 6 * batch["action"].shape[0]  # each call adds its rollout to the buffer
     assert last["teacher_ce"] < 0.75 * first["teacher_ce"]
     assert last["teacher_accuracy"] > first["teacher_accuracy"]
 
@@ -571,7 +573,8 @@ def test_evaluate_a_run_folder_seeded_with_seats_rotated(tmp_path):
     report = ppo.main(argv)
     result = report["results"]["random-v0"]
     assert result["games"] == 6 and result["wins"] + result["draws"] + result["losses"] == 6
-    assert 0 <= result["wilson"][0] <= result["win_rate"] <= result["wilson"][1] <= 1
+    assert 0 <= result["win_rate_ci95"][0] <= result["win_rate"] <= result["win_rate_ci95"][1] <= 1
+    validate_report(report)
     assert result["games_by_side"] == [3, 3]  # game g puts the learner on side g % 2
     assert sum(result["wins_by_side"]) == result["wins"]
     assert (run / "policy" / "eval-6-seed1000000.json").exists()
@@ -679,7 +682,7 @@ def test_init_policy_starts_a_new_run_from_another_runs_weights(tmp_path):
     second = tmp_path / "second"
     args = ppo.parse_args(["--game", "pans_trial_v0", "--run-dir", str(second), "--init-policy", str(first),
                            "--hidden", "32", "--opponents", "random-v0", "self", "--teacher", "", "--seed", "5",
-                           "--total-steps", "64", "--eval-every", "64", *TINY])
+                           "--total-timesteps", "64", "--eval-every", "64", *TINY])
     trainer = ppo.Trainer(args)
     # The run starts at step 0 with the other run's weights, and its 'self' pool starts with them too.
     assert trainer.step == 0
@@ -695,7 +698,7 @@ def test_init_policy_starts_a_new_run_from_another_runs_weights(tmp_path):
     assert json.loads((second / "args.json").read_text())["init_policy"] == str(first)
     # Resuming continues the run's own weights (not the starting policy's) and keeps the origin;
     # the starting policy cannot be swapped on resume.
-    resumed = ppo.Trainer(ppo.parse_args(["--resume", str(second), "--total-steps", "128", "--no-progress"]))
+    resumed = ppo.Trainer(ppo.parse_args(["--resume", str(second), "--total-timesteps", "128", "--no-progress"]))
     saved = load_file(str(second / "checkpoint" / "model.safetensors"))
     assert resumed.init_origin == origin
     assert all(torch.equal(t, saved[n]) for n, t in resumed.net.state_dict().items())
@@ -749,3 +752,33 @@ def test_init_policy_refuses_a_damaged_policy_file(tmp_path, capsys):
     with pytest.raises(SystemExit):
         ppo.parse_args(["--game", "pans_trial_v0", "--init-policy", str(run), "--hidden", "32", "--teacher", ""])
     assert "not a valid safetensors file" in capsys.readouterr().err
+
+
+def test_help_shows_every_option_text_whole(capsys):
+    from training.cli import field_docs
+
+    docs = field_docs(ppo.Args)
+    assert docs["net"].endswith("(a shared encoder over the rows of the game's table_layout)")
+    assert docs["init_policy"].endswith("(a mismatch names the flags)")
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    for name in ("net", "init_policy", "hidden", "resume", "seed"):
+        assert " ".join(docs[name].split()) in shown, name
+
+
+def test_shared_names_old_spellings_and_runs_saved_under_the_old_names():
+    from training.ppo.run_state import migrate_saved_args
+
+    with pytest.warns(FutureWarning, match="--total-steps is deprecated.*--total-timesteps"):
+        args = ppo.parse_args(["--total-steps", "4096", "--no-progress"])
+    assert args.total_timesteps == 4096 and args.norm_adv and args.num_minibatches == 2
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--minibatch-size", "32"])  # another meaning now: --num-minibatches
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--num-envs", "2", "--num-steps", "4", "--num-minibatches", "9"])
+    # A run saved before the rename resumes with the same minibatches (ceil(rollout / minibatch_size)).
+    old = {"total_steps": 100, "minibatch_size": 1024, "num_envs": 64, "num_steps": 32, "seed": 3}
+    assert migrate_saved_args(old) == {"total_timesteps": 100, "num_minibatches": 2, "num_envs": 64, "num_steps": 32,
+                                       "seed": 3}
+    assert migrate_saved_args({"minibatch_size": 48, "num_envs": 4, "num_steps": 16})["num_minibatches"] == 2

@@ -21,6 +21,7 @@ from agents.checkpoint import PolicyAgent
 import envs
 from agents.policy_io import CheckpointError, load_policy
 from training import rllib_env, rllib_train
+from training.report import validate_report
 from training.evaluate import table_facts
 from training.rllib_env import (
     LEARNER,
@@ -122,7 +123,7 @@ def test_tiny_sequence_run_trains_only_the_learner_and_exports_it_faithfully(tmp
     args = rllib_train.parse_args([
         "--game", "sequence_v0", "--config", '{"players_per_team": 2}', "--opponents", "random-v0", "snapshot",
         "--iterations", "2", "--snapshot-every", "5", "--snapshot-slots", "2", "--env-runners", "1",
-        "--train-batch", "200", "--minibatch", "64", "--epochs", "1", "--hidden", "32", "--no-progress",
+        "--train-batch", "200", "--num-minibatches", "3", "--update-epochs", "1", "--hidden", "32", "--no-progress",
     ])
     config = {"num_teams": 2, "players_per_team": 2, "sequences_to_win": None, "dead_cards": True,
               "layout": "printed", "layout_seed": 0}
@@ -186,17 +187,20 @@ def test_tiny_dojo_run_from_the_command_line(tmp_path, capsys):
     out = rllib_train.main([
         "--game", "dojo_v0", "--config", '{"num_players": 4}', "--opponents", "random-v0", "snapshot",
         "--iterations", "2", "--snapshot-every", "1", "--env-runners", "2", "--train-batch", "200",
-        "--minibatch", "64", "--epochs", "1", "--hidden", "32", "--max-cycles", "60", "--eval-games", "2",
+        "--num-minibatches", "3", "--update-epochs", "1", "--hidden", "32", "--max-cycles", "60", "--eval-games", "2",
+        "--eval-every", "2",
         "--out", str(tmp_path / "dojo"), "--no-progress",
     ])
-    for name in ("policy.json", "policy.safetensors", "args.json", "eval.json", "learning_curve.csv",
-                 "learning_curve.png"):
+    for name in ("policy.json", "policy.safetensors", "args.json", "eval.json", "curve.csv", "curve.png"):
         assert (out / name).is_file(), name
+    assert (out / "tb").is_dir()
     evaluation = json.loads((out / "eval.json").read_text())
-    final = evaluation["final"]["random-v0"]
+    validate_report(evaluation)
+    assert evaluation["trainer"] == "training.rllib_train" and evaluation["samples"] > 0
+    final = evaluation["results"]["random-v0"]
     assert final["games"] == 2 and final["wins"] + final["draws"] + final["losses"] == 2
-    assert 0 <= final["win_rate_wilson95"][0] <= final["win_rate"] <= final["win_rate_wilson95"][1] <= 1
-    assert [row["iteration"] for row in evaluation["learning_curve"]] == [1, 2]
+    assert [row["iteration"] for row in evaluation["curve"]] == [1, 2]
+    assert "win_rate_vs_random-v0" in evaluation["curve"][1]  # evaluated during training (--eval-every 2)
     module, spec = load_policy(out, game="dojo_v0")
     assert spec["config"]["num_players"] == 4 and spec["meta"]["opponents"] == ["random-v0", SNAPSHOT]
     # Every seat played by the exported policy: only legal moves, or the strict env raises.
@@ -213,6 +217,8 @@ def test_help_names_every_option_with_its_default(capsys):
     for name in rllib_train.HELP:
         assert "--" + name.replace("_", "-") in text
     assert text.count("(default:") == len(rllib_train.HELP)
+    for old in rllib_train.ALIASES:
+        assert "--" + old in text  # old spellings still listed, as deprecated
 
 
 def test_bad_options_are_refused_with_the_allowed_values(capsys):
@@ -227,3 +233,13 @@ def test_bad_options_are_refused_with_the_allowed_values(capsys):
         with pytest.raises(SystemExit):
             rllib_train.parse_args(argv)
         assert expected in capsys.readouterr().err
+
+
+def test_shared_names_map_to_rllib_and_old_spellings_warn():
+    with pytest.warns(FutureWarning, match="--lr is deprecated.*--learning-rate"):
+        args = rllib_train.parse_args(["--lr", "0.001", "--num-minibatches", "4", "--train-batch", "400"])
+    assert args.learning_rate == 0.001
+    config = rllib_train.build_config(args, {}, 0)
+    assert (config.lr, config.minibatch_size, config.lambda_, config.clip_param) == (0.001, 100, 1.0, 0.3)
+    with pytest.raises(SystemExit):
+        rllib_train.parse_args(["--minibatch", "64"])

@@ -13,6 +13,7 @@ import envs
 from envs.core import IllegalActionError
 from agents.checkpoint import CheckpointError, PolicyAgent, read_index
 from training import train_ppo
+from training.report import validate_report
 from training.selfplay import SelfPlayEnv
 
 torch = pytest.importorskip("torch")
@@ -60,19 +61,21 @@ def test_train_script_tiny_budget_writes_a_loadable_checkpoint(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)  # the default run folder is relative to where the command runs
     out = train_ppo.main(
         [
-            "--game", "sequence_v0", "--total-timesteps", "256", "--n-steps", "128", "--batch-size", "64",
-            "--n-epochs", "1", "--eval-every", "128", "--eval-games", "2", "--checkpoint-id",
+            "--game", "sequence_v0", "--total-timesteps", "256", "--num-steps", "64", "--num-envs", "2",
+            "--num-minibatches", "2", "--update-epochs", "1", "--eval-every", "128", "--eval-games", "2", "--checkpoint-id",
             "sequence_v0/ppo-test-v1", "--register", "--no-progress", "--selfplay-every", "128",
         ]
     )
     assert out.resolve().parent == (tmp_path / "runs" / "train_ppo").resolve()  # its own run folder
-    for name in ("policy.json", "policy.safetensors", "args.json", "eval.json", "learning_curve.png"):
+    for name in ("policy.json", "policy.safetensors", "args.json", "eval.json", "curve.csv", "curve.png", "tb"):
         assert (out / name).exists(), name
     args = json.loads((out / "args.json").read_text())
-    assert args["total_timesteps"] == 256 and args["game"] == "sequence_v0"
+    assert args["total_timesteps"] == 256 and args["game"] == "sequence_v0" and "commit" in args["provenance"]
     evaluation = json.loads((out / "eval.json").read_text())
-    assert evaluation["final"]["random-v0"]["games"] == 2
-    assert [c["step"] for c in evaluation["learning_curve"]][:1] == [128]
+    validate_report(evaluation)
+    assert evaluation["trainer"] == "training.train_ppo" and evaluation["samples"] == 256
+    assert evaluation["results"]["random-v0"]["games"] == 2
+    assert [c["step"] for c in evaluation["curve"]][:1] == [128]
     entries = read_index(tmp_path / "checkpoints")
     assert [e["id"] for e in entries] == ["sequence_v0/ppo-test-v1"]
     assert entries[0]["format"] == "policy"
@@ -187,3 +190,15 @@ def test_selfplay_env_passes_gymnasiums_check_env_and_seeds_reproducibly():
     strict.reset(seed=5)
     with pytest.raises(IllegalActionError):
         strict.step(illegal)
+
+
+def test_train_ppo_takes_the_shared_names_and_warns_on_old_spellings():
+    with pytest.warns(FutureWarning, match="is deprecated") as caught:
+        args = train_ppo.parse_args(["--n-steps", "256", "--n-epochs", "2"])
+    assert sorted(str(w.message).split(" is")[0] + " -> " + str(w.message).split("use ")[1] for w in caught) == [
+        "--n-epochs -> --update-epochs", "--n-steps -> --num-steps"]
+    assert (args.num_steps, args.update_epochs) == (256, 2)
+    with pytest.raises(SystemExit):
+        train_ppo.parse_args(["--batch-size", "64"])  # another meaning now: --num-minibatches
+    with pytest.raises(SystemExit):
+        train_ppo.parse_args(["--num-steps", "100", "--num-minibatches", "3"])  # does not divide the rollout

@@ -5,7 +5,9 @@
   ``training.SelfPlayEnv``.
 * ``python -m training.evaluate`` — seeded, seat-rotated evaluation with Wilson intervals and
   Elo ratings (:mod:`training.matches` plays and scores, :mod:`training.reporting` reports).
-* ``python -m training.train_ppo`` — MaskablePPO self-play training.
+* ``python -m training.ppo`` — our PPO (the ``training.ppo`` package); ``python -m training.train_ppo`` —
+  SB3 MaskablePPO; ``python -m training.rllib_train`` — RLlib PPO. All three evaluate with
+  :mod:`training.evaluation` and write the report and curve of :mod:`training.report`.
 """
 
 from training.selfplay import SelfPlayEnv

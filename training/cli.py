@@ -6,26 +6,61 @@ import argparse
 import dataclasses
 import inspect
 import typing
+import warnings
 from typing import Any
 
 
 def field_docs(cls: type) -> dict[str, str]:
-    """The one-line docstring under each field of ``cls`` (the CleanRL convention), by field name."""
+    """The docstring under each field of ``cls`` (the CleanRL convention), by field name; a docstring
+    that runs over several lines is joined into one line, whole."""
     lines = inspect.getsource(cls).splitlines()
     docs = {}
-    for line, following in zip(lines, lines[1:]):
+    for i, (line, following) in enumerate(zip(lines, lines[1:])):
         name = line.strip().split(":", 1)[0]
-        if ":" in line and following.strip().startswith('"""'):
-            docs[name] = following.strip().strip('"')
+        text = following.strip()
+        if ":" not in line or not text.startswith('"""'):
+            continue
+        text = text[3:]
+        parts = []
+        j = i + 1
+        while not text.endswith('"""'):  # the docstring goes on below
+            parts.append(text)
+            j += 1
+            text = lines[j].strip()
+        parts.append(text[:-3])
+        docs[name] = " ".join(p for p in parts if p)
     return docs
 
 
+#: The names all three trainers give the hyperparameters they share (CleanRL's); each trainer maps
+#: them to its library's own.
+SHARED_HYPERPARAMETERS = (
+    "learning_rate", "num_envs", "num_steps", "update_epochs", "num_minibatches", "gamma", "gae_lambda",
+    "clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "norm_adv", "total_timesteps", "seed",
+)
+
+
+class DeprecatedAlias(argparse.Action):
+    """An old spelling of a flag: stores into the new one's field and warns that it is deprecated."""
+
+    def __init__(self, *args: Any, new_flag: str, **kwargs: Any) -> None:
+        self.new_flag = new_flag
+        super().__init__(*args, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        warnings.warn(f"{option_string} is deprecated and will be removed; use {self.new_flag}", FutureWarning,
+                      stacklevel=2)
+        setattr(namespace, self.dest, values)
+
+
 def dataclass_parser(cls: type, helps: dict[str, str] | None = None, *, list_nargs: str = "+",
-                     **parser_kwargs: Any) -> argparse.ArgumentParser:
+                     aliases: dict[str, str] | None = None, **parser_kwargs: Any) -> argparse.ArgumentParser:
     """A parser with one option per field of ``cls``; its help is ``helps[field]`` (by default the
     field's docstring) and the default.
 
     Booleans become ``--x/--no-x``, lists take ``list_nargs`` values of their annotated element type;
+    ``aliases`` maps old field names to new ones (``--old-name`` then sets the new field and warns);
     parse with ``cls(**vars(parser.parse_args(argv)))``.
     """
     helps = field_docs(cls) if helps is None else helps
@@ -43,4 +78,10 @@ def dataclass_parser(cls: type, helps: dict[str, str] | None = None, *, list_nar
             parser.add_argument(flag, nargs=list_nargs, type=kind, default=default, help=text)
         else:
             parser.add_argument(flag, type=type(default), default=default, help=text)
+    for old, new in (aliases or {}).items():
+        target = next(a for a in parser._actions if a.dest == new)
+        flag = "--" + new.replace("_", "-")
+        parser.add_argument("--" + old.replace("_", "-"), dest=new, type=target.type, nargs=target.nargs,
+                            action=DeprecatedAlias, new_flag=flag, default=argparse.SUPPRESS,
+                            help=f"deprecated spelling of {flag}")
     return parser

@@ -17,8 +17,9 @@ the other seats through the policy mapping. Action masks are applied by the modu
 
 The output folder gets ``policy.json`` + ``policy.safetensors`` (agents/policy_io.py's format: the
 policy network is the ``"mlp"`` architecture, loadable without Ray), ``args.json``, ``eval.json``
-(seeded games of the exported policy against each rule-based opponent) and the learning curve
-(``learning_curve.csv`` and ``.png``). ``--register ID`` adds it to the checkpoint index so every
+(the shared evaluation, :mod:`training.evaluation`, of the exported policy against each rule-based
+opponent, in the one report schema of :mod:`training.report`) and the curve (``curve.csv``,
+``curve.png`` and TensorBoard scalars in ``tb/``). ``--register ID`` adds it to the checkpoint index so every
 tool loads it by id.
 """
 
@@ -26,8 +27,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import pathlib
+import sys
 import random
 import re
 import time
@@ -38,7 +41,13 @@ import numpy as np
 
 import envs
 from envs.core.errors import ConfigError
+from envs.core.provenance import provenance
 from training.cli import dataclass_parser
+from training.evaluation import NOTE, evaluate_module
+from training.report import curve_row, log_scalars, make_report, write_args, write_curve, write_report
+
+#: First deal seed of the final evaluation (the periodic ones use the million below it).
+EVAL_SEED = 2 * 10**6
 
 
 @dataclass
@@ -58,17 +67,25 @@ class Args:
     envs_per_runner: int = 1
     learners: int = 0
     gpus_per_learner: float = 0.0
-    lr: float = 3e-4
+    learning_rate: float = 3e-4
     train_batch: int = 4000
-    minibatch: int = 256
-    epochs: int = 6
+    num_minibatches: int = 16
+    update_epochs: int = 6
     gamma: float = 0.995
-    entropy: float = 0.01
+    gae_lambda: float = 1.0
+    clip_coef: float = 0.3
+    ent_coef: float = 0.01
+    vf_coef: float = 1.0
+    max_grad_norm: float = 0.0
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     max_cycles: int = 0
+    eval_every: int = 0
     eval_games: int = 40
     progress: bool = True
 
+
+#: Old flag spellings, still accepted with a warning: old field name -> the shared (CleanRL) name.
+ALIASES = {"lr": "learning_rate", "epochs": "update_epochs", "entropy": "ent_coef"}
 
 HELP = {
     "game": "game module name, one of envs.NAMES",
@@ -91,21 +108,29 @@ HELP = {
     "envs_per_runner": "environments stepped by each env runner",
     "learners": "learner processes for the updates (0: learn in this process)",
     "gpus_per_learner": "GPUs per learner (with --learners >= 1; fractional values share a GPU)",
-    "lr": "learning rate",
+    "learning_rate": "learning rate (RLlib lr)",
     "train_batch": "env steps per training iteration (per learner)",
-    "minibatch": "SGD minibatch size",
-    "epochs": "passes over each training batch",
+    "num_minibatches": "minibatches per pass over a training batch (RLlib minibatch_size = train_batch / this)",
+    "update_epochs": "passes over each training batch (RLlib num_epochs)",
     "gamma": "discount factor",
-    "entropy": "entropy bonus coefficient",
+    "gae_lambda": "GAE lambda (RLlib lambda_; its default 1.0)",
+    "clip_coef": "PPO clipping of the probability ratio (RLlib clip_param; its default 0.3)",
+    "ent_coef": "entropy bonus coefficient (RLlib entropy_coeff)",
+    "vf_coef": "value loss weight (RLlib vf_loss_coeff; its default 1.0)",
+    "max_grad_norm": "gradient norm clip (RLlib grad_clip; 0: none, RLlib's default)",
     "hidden": "layer widths of the policy and value networks",
     "max_cycles": "truncation cap of the game in cycles (0: the game's default)",
+    "eval_every": "evaluate the learner every N iterations during training (0: only the exported policy at the end)",
     "eval_games": "seeded evaluation games of the exported policy per rule-based opponent (0: none)",
     "progress": "show a progress bar",
 }
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    parser = dataclass_parser(Args, HELP, prog="python -m training.rllib_train", description=__doc__)
+    parser = dataclass_parser(Args, HELP, prog="python -m training.rllib_train", description=__doc__,
+                              aliases=ALIASES)
+    if any(a == "--minibatch" or a.startswith("--minibatch=") for a in (argv if argv is not None else sys.argv[1:])):
+        parser.error("--minibatch is gone: give --num-minibatches (minibatch size = train_batch / num_minibatches)")
     args = Args(**vars(parser.parse_args(argv)))
     if args.game not in envs.NAMES:
         parser.error(f"--game {args.game!r} is not a game; choose from {list(envs.NAMES)}")
@@ -126,8 +151,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
     except ValueError as exc:
         parser.error(str(exc))
     for name, low in (("iterations", 1), ("snapshot_slots", 1), ("snapshot_every", 1), ("envs_per_runner", 1),
-                      ("train_batch", 1), ("minibatch", 1), ("epochs", 1), ("env_runners", 0),
-                      ("learners", 0), ("max_cycles", 0), ("eval_games", 0)):
+                      ("train_batch", 1), ("num_minibatches", 1), ("update_epochs", 1), ("env_runners", 0),
+                      ("learners", 0), ("max_cycles", 0), ("eval_games", 0), ("eval_every", 0)):
         if getattr(args, name) < low:
             parser.error(f"--{name.replace('_', '-')} must be >= {low}, got {getattr(args, name)}")
     if args.gpus_per_learner < 0 or (args.gpus_per_learner and not args.learners):
@@ -194,12 +219,16 @@ def build_config(args: Args, config: dict[str, Any], env_runners: int):
         )
         .learners(num_learners=args.learners, num_gpus_per_learner=args.gpus_per_learner)
         .training(
-            lr=args.lr,
+            lr=args.learning_rate,
             gamma=args.gamma,
-            entropy_coeff=args.entropy,
+            lambda_=args.gae_lambda,
+            clip_param=args.clip_coef,
+            entropy_coeff=args.ent_coef,
+            vf_loss_coeff=args.vf_coef,
+            grad_clip=args.max_grad_norm or None,
             train_batch_size_per_learner=args.train_batch,
-            minibatch_size=min(args.minibatch, args.train_batch),
-            num_epochs=args.epochs,
+            minibatch_size=max(1, args.train_batch // args.num_minibatches),
+            num_epochs=args.update_epochs,
         )
         .multi_agent(
             policies=set(module_ids),
@@ -255,38 +284,35 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
     env_runners = start_ray(args)
     try:
         algo = build_config(args, config, env_runners).build_algo()
-        curve = train(algo, args)
+        curve = train(algo, args, config, out)
         policy_state = algo.learner_group.get_weights(module_ids=["learner"])["learner"]
     finally:
         ray.shutdown()
 
     export_policy(out, policy_state, args, config, curve)
-    (out / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2) + "\n")
+    write_args(out, dataclasses.asdict(args), args.game)
     final = evaluate_export(out, args, config) if args.eval_games else {}
-    (out / "eval.json").write_text(
-        json.dumps(
-            {
-                "game": args.game,
-                "config": config,
-                "final": final,
-                "learning_curve": curve,
-                "note": "final: fresh seeds, the exported policy plays the whole learning team "
-                "(argmax of legal actions), teams rotated, 95% Wilson intervals; learning_curve: mean return of the learner's "
-                "seats per iteration against the opponent mix",
-            },
-            indent=2,
-        )
-        + "\n"
-    )
-    write_curve_files(curve, out, f"{args.game} (RLlib PPO)")
+    samples = curve[-1]["step"] if curve else 0
+    if final:
+        write_report(out, make_report(
+            trainer="training.rllib_train", args=dataclasses.asdict(args), game=args.game, config=config,
+            policy=str(out), samples=samples, cpu_seconds=None, seed=EVAL_SEED, games=args.eval_games,
+            note=NOTE + "; cpu_seconds: not measured (Ray's workers run in other processes)",
+            results=final, curve=curve,
+        ))
+    write_curve(curve, out, f"{args.game} (RLlib PPO)")
     if args.register:
         register(args, out)
     print(json.dumps({"policy": str(out), "final": final, "iterations": len(curve)}, indent=2))
     return out
 
 
-def train(algo: Any, args: Args) -> list[dict[str, Any]]:
-    """Run the iterations; refresh snapshot slots; return the learning curve (fixed metric names)."""
+def train(algo: Any, args: Args, config: dict[str, Any] | None = None, out: pathlib.Path | None = None
+          ) -> list[dict[str, Any]]:
+    """Run the iterations; refresh snapshot slots; every ``eval_every`` iterations evaluate the learner
+    (the shared evaluation); return the learning curve (one row per iteration, ``step`` the learner's
+    decisions), logged to TensorBoard under ``out/tb`` with the same names."""
+    from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
     from training import rllib_env
@@ -297,24 +323,36 @@ def train(algo: Any, args: Args) -> list[dict[str, Any]]:
         initial = algo.learner_group.get_weights(module_ids=["learner"])["learner"]
         set_modules(algo, {slot: initial for slot in slots})
     started = time.time()
+    writer = SummaryWriter(str(out / "tb")) if out is not None else None
     bar = tqdm(range(1, args.iterations + 1), disable=not args.progress, desc="rllib iterations")
     for it in bar:
         result = algo.train()
         runners = result.get("env_runners", {})
         returns = runners.get("agent_episode_returns_mean", {})
         learner_returns = [v for k, v in returns.items() if k.startswith(rllib_env.LEARNER + ":")]
-        row = {
-            "iteration": it,
-            "seconds": round(time.time() - started, 1),
-            "env_steps": int(runners.get("num_env_steps_sampled_lifetime", 0)),
-            "learner_steps": int(runners.get("num_module_steps_sampled_lifetime", {}).get(rllib_env.LEARNER, 0)),
-            "train/mean_return": float(np.mean(learner_returns)) if learner_returns else None,
-        }
+        learner_steps = int(runners.get("num_module_steps_sampled_lifetime", {}).get(rllib_env.LEARNER, 0))
+        results = {}
+        if args.eval_every and args.eval_games and it % args.eval_every == 0 and config is not None:
+            weights = algo.learner_group.get_weights(module_ids=[rllib_env.LEARNER])[rllib_env.LEARNER]
+            results = evaluate_module(policy_module(weights, args, config)[0], args.game, config,
+                                      rule_based(args), args.eval_games, EVAL_SEED - 10**6)
+        row = curve_row(
+            learner_steps, results,
+            iteration=it,
+            seconds=round(time.time() - started, 1),
+            env_steps=int(runners.get("num_env_steps_sampled_lifetime", 0)),
+            learner_steps=learner_steps,
+            mean_return=float(np.mean(learner_returns)) if learner_returns else math.nan,
+        )
         curve.append(row)
-        bar.set_postfix(steps=row["env_steps"], ret=row["train/mean_return"])
+        if writer is not None:
+            log_scalars(writer, row)
+        bar.set_postfix(steps=row["env_steps"], ret=row["mean_return"])
         if slots and it % args.snapshot_every == 0:
             slot = slots[(it // args.snapshot_every - 1) % len(slots)]
             set_modules(algo, {slot: algo.learner_group.get_weights(module_ids=["learner"])["learner"]})
+    if writer is not None:
+        writer.close()
     return curve
 
 
@@ -327,23 +365,11 @@ def export_policy(out: pathlib.Path, state: dict[str, Any], args: Args, config: 
                   curve: list[dict[str, Any]]) -> pathlib.Path:
     """Write the learner's policy network (``pi.*`` of its state) as ``policy.json`` + ``.safetensors``."""
     import ray
-    import torch
 
-    from agents.architectures import build_architecture
     from agents.policy_io import save_policy
 
     game = envs.make_game(args.game, **config)
-    arch_kwargs = {
-        "obs_dim": int(np.prod(game.observation_shape)),
-        "hidden": list(args.hidden),
-        "num_actions": int(game.num_actions),
-        "activation": "tanh",
-    }
-    pi = build_architecture("mlp", **arch_kwargs)
-    pi.load_state_dict(
-        {k[len("pi."):]: torch.as_tensor(np.asarray(v)) for k, v in state.items() if k.startswith("pi.")},
-        strict=True,
-    )
+    pi, arch_kwargs = policy_module(state, args, config)
     return save_policy(
         out,
         pi,
@@ -359,72 +385,51 @@ def export_policy(out: pathlib.Path, state: dict[str, Any], args: Args, config: 
             "iterations": len(curve),
             "env_steps": curve[-1]["env_steps"] if curve else 0,
             "learner_steps": curve[-1]["learner_steps"] if curve else 0,
+            "steps": curve[-1]["learner_steps"] if curve else 0,
             "opponents": list(args.opponents),
             "seed": args.seed,
+            "provenance": provenance([args.game]),
         },
     )
 
 
-def evaluate_export(out: pathlib.Path, args: Args, config: dict[str, Any]) -> dict[str, Any]:
-    """Win/draw/loss of the exported policy (whole learning team) against each rule-based opponent."""
-    import agents
-    from agents.checkpoint import PolicyAgent
-    from agents.policy_io import load_policy
-    from agents.scoring import score_game
+def policy_module(state: dict[str, Any], args: Args, config: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The learner's policy network (``pi.*`` of its RLlib state) as our ``mlp`` architecture."""
+    import torch
+
+    from agents.architectures import build_architecture
+
+    game = envs.make_game(args.game, **config)
+    arch_kwargs = {
+        "obs_dim": int(np.prod(game.observation_shape)),
+        "hidden": list(args.hidden),
+        "num_actions": int(game.num_actions),
+        "activation": "tanh",
+    }
+    pi = build_architecture("mlp", **arch_kwargs)
+    pi.load_state_dict(
+        {k[len("pi."):]: torch.as_tensor(np.asarray(v)) for k, v in state.items() if k.startswith("pi.")},
+        strict=True,
+    )
+    return pi, arch_kwargs
+
+
+def rule_based(args: Args) -> list[str]:
+    """The opponent kinds the policy is evaluated against: the training opponents but the snapshots."""
     from training.rllib_env import SNAPSHOT
-    from agents.stats import wilson_interval
+
+    return [k for k in args.opponents if k != SNAPSHOT]
+
+
+def evaluate_export(out: pathlib.Path, args: Args, config: dict[str, Any]) -> dict[str, Any]:
+    """The shared team-level evaluation (:mod:`training.evaluation`) of the exported policy against
+    each rule-based opponent: it plays every seat of its team, teams rotated, Wilson intervals."""
+    from agents.policy_io import load_policy
 
     module, _spec = load_policy(out, game=args.game)
-    game = envs.make_game(args.game, **config)
-    n_seats, n_teams = game.num_players, game.num_teams
-    results = {}
-    for kind in [k for k in args.opponents if k != SNAPSHOT]:
-        wins = draws = losses = 0
-        for g in range(args.eval_games):
-            team = g % n_teams
-            seats = [
-                PolicyAgent(args.game, model=module, config=config) if game.team_of(s) == team
-                else agents.make(f"{args.game}/{kind}", seed=10**6 + 1000 * g + s)
-                for s in range(n_seats)
-            ]
-            record = agents.play_game(args.game, seats, seed=2 * 10**6 + g, config=config)
-            winners = score_game(game, record).winners
-            if team in winners:
-                wins += 1
-            elif not winners:
-                draws += 1
-            else:
-                losses += 1
-        low, high = wilson_interval(wins, args.eval_games)
-        results[kind] = {"games": args.eval_games, "wins": wins, "draws": draws, "losses": losses,
-                         "win_rate": wins / args.eval_games, "win_rate_wilson95": [low, high]}
-    return results
-
-
-def write_curve_files(curve: list[dict[str, Any]], out: pathlib.Path, title: str) -> None:
-    """``learning_curve.csv`` and ``learning_curve.png`` (mean return of the learner per iteration)."""
-    import csv
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    keys = ["iteration", "seconds", "env_steps", "learner_steps", "train/mean_return"]
-    with open(out / "learning_curve.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(curve)
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    points = [(c["env_steps"], c["train/mean_return"]) for c in curve if c["train/mean_return"] is not None]
-    if points:
-        ax.plot(*zip(*points), marker="o")
-    ax.set_xlabel("env steps")
-    ax.set_ylabel("mean return of the learner's seats")
-    ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(out / "learning_curve.png", dpi=110)
-    plt.close(fig)
+    max_actions = args.max_cycles * envs.make_game(args.game, **config).num_players if args.max_cycles else 0
+    return evaluate_module(module, args.game, config, rule_based(args), args.eval_games, EVAL_SEED,
+                           max_actions=max_actions)
 
 
 def _can_register() -> bool:

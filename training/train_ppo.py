@@ -3,16 +3,17 @@
     python -m training.train_ppo --game sequence_v0 --total-timesteps 200000
     python -m training.train_ppo --game sequence_v0 --total-timesteps 200000 --checkpoint-id sequence_v0/ppo-v2 --register
 
-Reads top to bottom (CleanRL style): the ``Args`` dataclass documents every option; seeding happens in
-one place; the learner plays one seat while opponents — random, heuristic or frozen snapshots of the
-learner itself — move inside ``step()`` (see ``training/selfplay.py``). Every ``eval_every`` steps the
-policy is evaluated against fixed opponents on seeded games; the learning curve is written into
-``eval.json`` and as a PNG. Everything goes into the run's own folder (``runs/train_ppo/<game>-<time>`` unless ``--out`` says
-otherwise): the policy as ``policy.json`` + ``policy.safetensors`` (data only, see
-``agents/policy_io.py``), ``args.json``, ``eval.json`` and the curve, plus SB3's own ``sb3_model.zip``
-for resuming training with Stable-Baselines3 (the library never loads it). With ``--register`` the
-policy is copied into the checkpoint folder under ``--checkpoint-id`` and listed in its
-``index.json``, so ``agents.make(id)`` loads it; an id that exists already is refused before training
+Reads top to bottom (CleanRL style): the ``Args`` dataclass documents every option; seeding happens in one
+place; the learner plays one seat while opponents — random, heuristic or frozen snapshots of the learner
+itself — move inside ``step()`` (see ``training/selfplay.py``). Every ``eval_every`` steps the policy is
+evaluated against fixed opponents on seeded games by the shared team-level evaluation
+(:mod:`training.evaluation`); the curve goes to ``curve.csv``, ``curve.png`` and ``tb/``, and the final
+evaluation to ``eval.json`` in the one report schema (:mod:`training.report`). Everything goes into the run's
+own folder (``runs/train_ppo/<game>-<time>`` unless ``--out`` says otherwise): the policy as ``policy.json`` +
+``policy.safetensors`` (data only, see ``agents/policy_io.py``), ``args.json``, ``eval.json`` and the curve,
+plus SB3's own ``sb3_model.zip`` for resuming training with Stable-Baselines3 (the library never loads it).
+With ``--register`` the policy is copied into the checkpoint folder under ``--checkpoint-id`` and listed in
+its ``index.json``, so ``agents.make(id)`` loads it; an id that exists already is refused before training
 starts.
 """
 
@@ -20,7 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import pathlib
+import sys
 import random
 import time
 from dataclasses import dataclass, field
@@ -40,9 +43,15 @@ from agents.checkpoint import (
 from agents.policy_io import save_policy
 from training.convert_sb3 import actor_of
 from training.cli import dataclass_parser
+from training.evaluation import NOTE, evaluate_module
+from training.report import curve_row, log_scalars, make_report, write_args, write_curve, write_report
 from training.selfplay import SelfPlayEnv
+from envs.core.provenance import provenance
 
 RUNS_DIR = pathlib.Path("runs") / "train_ppo"
+
+#: Old flag spellings, still accepted with a warning: old field name -> the shared (CleanRL) name.
+ALIASES = {"n_steps": "num_steps", "n_epochs": "update_epochs"}
 
 
 @dataclass
@@ -68,17 +77,29 @@ class Args:
     selfplay_max: int = 5
     """keep at most this many snapshots in the pool (oldest dropped)"""
     learning_rate: float = 3e-4
-    """Adam learning rate"""
-    n_steps: int = 1024
-    """rollout length per update"""
-    batch_size: int = 256
-    """minibatch size of each gradient step"""
-    n_epochs: int = 6
-    """passes over each rollout"""
+    """Adam learning rate (SB3 learning_rate)"""
+    num_envs: int = 1
+    """tables stepped together (an SB3 DummyVecEnv of this many)"""
+    num_steps: int = 1024
+    """learner decisions per table per rollout (SB3 n_steps)"""
+    num_minibatches: int = 4
+    """minibatches per pass over a rollout (SB3 batch_size = num_envs * num_steps / num_minibatches)"""
+    update_epochs: int = 6
+    """passes over each rollout (SB3 n_epochs)"""
     gamma: float = 0.995
     """discount factor"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_coef: float = 0.2
+    """PPO clipping of the probability ratio (SB3 clip_range)"""
     ent_coef: float = 0.01
     """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient norm clip"""
+    norm_adv: bool = True
+    """normalise the advantages in each minibatch (SB3 normalize_advantage)"""
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
     """hidden layer widths of the policy (and of the separate value) network"""
     eval_every: int = 20_000
@@ -92,7 +113,10 @@ class Args:
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    parser = dataclass_parser(Args, description=__doc__, list_nargs="*")
+    parser = dataclass_parser(Args, description=__doc__, list_nargs="*", aliases=ALIASES)
+    if any(a == "--batch-size" or a.startswith("--batch-size=") for a in (argv if argv is not None else sys.argv[1:])):
+        parser.error("--batch-size is gone: give --num-minibatches (SB3's batch_size is "
+                     "num_envs * num_steps / num_minibatches)")
     ns = parser.parse_args(argv)
     args = Args(**vars(ns))
     if args.game not in envs.NAMES:
@@ -103,6 +127,12 @@ def parse_args(argv: list[str] | None = None) -> Args:
     except (json.JSONDecodeError, AssertionError):
         parser.error(f"--config must be a JSON object, got {args.config!r}")
     envs.make_game(args.game, **config)  # raises ConfigError with the allowed values
+    for name in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "total_timesteps"):
+        if getattr(args, name) <= 0:
+            parser.error(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    if (args.num_envs * args.num_steps) % args.num_minibatches:
+        parser.error(f"--num-minibatches {args.num_minibatches} must divide the rollout, "
+                     f"num_envs * num_steps = {args.num_envs * args.num_steps}")
     if args.register and not args.checkpoint_id:
         parser.error(f"--register needs --checkpoint-id (a new id, e.g. {args.game}/ppo-v2)")
     if args.checkpoint_id:
@@ -122,35 +152,10 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return args
 
 
-def evaluate_policy(model, args: Args, config: dict[str, Any], games: int, seed: int) -> dict[str, Any]:
-    """Win/draw/loss of the current policy against each eval opponent over seeded games, seats rotated.
-
-    The policy plays one seat and the opponent kind every other seat (team-mates included). Outcomes
-    are scored like the evaluation harness: a win is first place for the policy's team (shared if
-    tied), a draw is a truncated game or one in which every team ties, anything else is a loss.
-    """
-    from agents.scoring import score_game
-    from training.matches import table_game
-
-    results = {}
-    game = table_game(args.game, config)
-    n_seats = game.num_players
-    for kind in args.eval_opponents:
-        wins = draws = losses = 0
-        for g in range(games):
-            learner_seat = g % n_seats
-            seats = [agents.make(f"{args.game}/{kind}", seed=seed + 1000 * g + i) for i in range(n_seats)]
-            seats[learner_seat] = PolicyAgent(args.game, seed=seed + g, model=model)
-            record = agents.play_game(args.game, seats, seed=seed + g, config=config)
-            winners = score_game(game, record).winners
-            if game.team_of(learner_seat) in winners:
-                wins += 1
-            elif not winners:
-                draws += 1
-            else:
-                losses += 1
-        results[kind] = {"games": games, "wins": wins, "draws": draws, "losses": losses, "win_rate": wins / games}
-    return results
+def evaluate_policy(actor, args: Args, config: dict[str, Any], games: int, seed: int) -> dict[str, Any]:
+    """The shared team-level evaluation (:func:`training.evaluation.evaluate_module`) of the greedy
+    policy against each of ``--eval-opponents``: it plays every seat of its team, teams rotated."""
+    return evaluate_module(actor, args.game, config, args.eval_opponents, games, seed)
 
 
 def main(argv: list[str] | None = None) -> pathlib.Path:
@@ -158,6 +163,8 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import DummyVecEnv
+    from torch.utils.tensorboard import SummaryWriter
 
     # -- seeding, in one place
     torch.set_num_threads(1)
@@ -177,16 +184,24 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
         return lambda: agents.make(f"{args.game}/{kind}", seed=seed_base + next(counter))
 
     pool = [factory(kind, 10_000 * (i + 1) + args.seed) for i, kind in enumerate(args.opponents)]
-    env = SelfPlayEnv(args.game, config, opponent_pool=pool, seed=args.seed)
+    tables = [SelfPlayEnv(args.game, config, opponent_pool=list(pool), seed=args.seed + 7919 * i)
+              for i in range(args.num_envs)]
+    env = DummyVecEnv([lambda t=t: t for t in tables])
+    # The shared (CleanRL) names mapped to SB3's.
     model = MaskablePPO(
         "MlpPolicy",
         env,
         learning_rate=args.learning_rate,
-        n_steps=args.n_steps,
-        batch_size=args.batch_size,
-        n_epochs=args.n_epochs,
+        n_steps=args.num_steps,
+        batch_size=args.num_envs * args.num_steps // args.num_minibatches,
+        n_epochs=args.update_epochs,
         gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        clip_range=args.clip_coef,
         ent_coef=args.ent_coef,
+        vf_coef=args.vf_coef,
+        max_grad_norm=args.max_grad_norm,
+        normalize_advantage=args.norm_adv,
         policy_kwargs={"net_arch": list(args.net_arch)},
         seed=args.seed,
         device="cpu",
@@ -195,6 +210,9 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
 
     curve: list[dict[str, Any]] = []
     snapshots: list[Any] = []
+    writer = SummaryWriter(str(out / "tb"))
+    cpu_start = time.process_time()
+    title = f"{args.game} {args.checkpoint_id or out.name} (SB3 MaskablePPO)"
 
     class Monitor(BaseCallback):
         """Episode returns, periodic evaluation and self-play snapshots (fixed metric names)."""
@@ -204,19 +222,19 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
             self.returns: list[float] = []
             self.next_eval = args.eval_every or None
             self.next_snapshot = args.selfplay_every or None
-            self.started = time.time()
 
         def _on_step(self) -> bool:
-            for info in self.locals.get("infos", []):
-                if "episode_seed" in info:
-                    self.returns.append(env.last_episode["reward"])
+            for table, info in zip(tables, self.locals.get("infos", [])):
+                if "episode_seed" in info and table.last_episode:
+                    self.returns.append(table.last_episode["reward"])
             step = self.num_timesteps
             if self.next_snapshot and step >= self.next_snapshot:
                 self.next_snapshot += args.selfplay_every
                 frozen, _ = actor_of(model)
                 snapshots.append(lambda m=frozen: PolicyAgent(args.game, model=m, deterministic=False, seed=step))
                 del snapshots[: -args.selfplay_max]
-                env.pool[:] = pool + snapshots
+                for table in tables:
+                    table.pool[:] = pool + snapshots
             if self.next_eval and step >= self.next_eval:
                 self.next_eval += args.eval_every
                 self._evaluate(step)
@@ -225,19 +243,18 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
         def _evaluate(self, step: int) -> None:
             result = evaluate_policy(actor_of(model)[0], args, config, args.eval_games, seed=10**6)
             recent = self.returns[-200:]
-            curve.append(
-                {
-                    "step": step,
-                    "seconds": round(time.time() - self.started, 1),
-                    "train/mean_return": float(np.mean(recent)) if recent else None,
-                    **{f"eval/win_rate_vs_{k}": v["win_rate"] for k, v in result.items()},
-                }
-            )
+            row = curve_row(step, result, cpu_seconds=round(time.process_time() - cpu_start, 1),
+                            mean_return=float(np.mean(recent)) if recent else math.nan)
+            curve.append(row)
+            log_scalars(writer, row)
+            write_curve(curve, out, title)
 
     monitor = Monitor()
     model.learn(total_timesteps=args.total_timesteps, callback=monitor, progress_bar=args.progress)
     if not curve or curve[-1]["step"] != model.num_timesteps:
         monitor._evaluate(model.num_timesteps)
+    writer.close()
+    cpu_seconds = time.process_time() - cpu_start
 
     # -- save the policy (data only) with its args and evaluation beside it
     actor, arch_kwargs = actor_of(model)
@@ -245,24 +262,17 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
     save_policy(out, actor, arch="mlp", arch_kwargs=arch_kwargs, game=args.game, config=full_config,
                 observation_shape=env.observation_space.shape, num_actions=int(env.action_space.n),
                 meta={"trainer": "training.train_ppo", "checkpoint_id": args.checkpoint_id or None,
-                      "total_timesteps": int(model.num_timesteps)})
+                      "total_timesteps": int(model.num_timesteps), "steps": int(model.num_timesteps),
+                      "cpu_seconds": round(cpu_seconds, 1), "provenance": provenance([args.game])})
     model.save(out / "sb3_model.zip")  # for resuming with Stable-Baselines3 only; never loaded by the library
-    (out / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
-    final = evaluate_policy(actor, args, config, args.eval_games, seed=2 * 10**6)
-    (out / "eval.json").write_text(
-        json.dumps(
-            {
-                "checkpoint_id": args.checkpoint_id or None,
-                "game": args.game,
-                "config": envs.make_game(args.game, **config).config,
-                "final": final,
-                "learning_curve": curve,
-                "note": "final: fresh seeds, seats rotated; learner plays deterministically (argmax of legal actions)",
-            },
-            indent=2,
-        )
-    )
-    write_curve(curve, out / "learning_curve.png", args.checkpoint_id or str(out))
+    write_args(out, dataclasses.asdict(args), args.game)
+    final_seed = 2 * 10**6
+    final = evaluate_policy(actor, args, config, args.eval_games, seed=final_seed)
+    write_report(out, make_report(
+        trainer="training.train_ppo", args=dataclasses.asdict(args), game=args.game, config=full_config,
+        policy=str(out), samples=int(model.num_timesteps), cpu_seconds=cpu_seconds, seed=final_seed,
+        games=args.eval_games, note=NOTE, results=final, curve=curve, checkpoint_id=args.checkpoint_id or None,
+    ))
     result: dict[str, Any] = {"run": str(out), "final": final}
     if args.register:
         try:
@@ -272,29 +282,6 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
         result["registered"] = {"id": entry["id"], "folder": str(checkpoint_dir() / entry["path"])}
     print(json.dumps(result, indent=2))
     return out
-
-
-def write_curve(curve: list[dict[str, Any]], path: pathlib.Path, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    steps = [c["step"] for c in curve]
-    for key in sorted({k for c in curve for k in c if k.startswith("eval/")}):
-        ax.plot(steps, [c.get(key) for c in curve], marker="o", label=key.replace("eval/", ""))
-    train = [c["train/mean_return"] for c in curve]
-    if any(v is not None for v in train):
-        ax.plot(steps, [np.nan if v is None else (v + 1) / 2 for v in train], ls="--", label="train (return+1)/2")
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("learner steps")
-    ax.set_ylabel("win rate")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def describe_run(args: Args) -> str:

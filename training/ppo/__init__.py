@@ -1,0 +1,85 @@
+"""Masked PPO for every game, many tables stepped in one process, with kickstarting and a league.
+
+    python -m training.ppo --game sequence_v0 --name kick --total-timesteps 3000000
+    python -m training.ppo --resume runs/ppo/sequence_v0-kick          # continue the same run
+    python -m training.ppo --evaluate runs/ppo/sequence_v0-kick --eval-games 400
+    python -m training.ppo --game pans_trial_v0 --name tune --init-policy pans_trial_v0/ppo-v3 \
+        --conv-channels 32 --hidden 256                               # a new run from a shipped policy
+
+Reads top to bottom (CleanRL's shape): the ``Args`` dataclass documents every option, seeding
+happens in one place (``main``), the loop collects a rollout then updates.
+
+* **Tables.** ``num_envs`` games are stepped directly on the engines (not through the AEC env). The
+  learner's team — one seat, or every seat of one team (Sequence with teams) — is drawn per game so
+  every seat is learnt. All tables waiting for a learner decision get one batched forward; every
+  other seat is played inside the step until the learner is to act again (conventions, point 11):
+  heuristic and random opponents one decision at a time, frozen snapshots of the learner batched per
+  snapshot. The learner receives only its own team's final return.
+* **Kickstarting.** The first ``bc_steps`` learner decisions are played by the teacher
+  (``--teacher``, a heuristic) and the network learns them by cross-entropy (behaviour cloning) while
+  its value head learns the teacher's returns; the decisions go to a replay buffer (``bc_buffer``)
+  and each rollout is followed by ``bc_batches`` minibatches drawn from it. With ``bc_learner_share``
+  above 0 (DAgger) that share of the decisions is played by the network itself while the teacher
+  still labels every one, so the network also learns the answer in positions its own play leads to.
+  PPO then starts from that network, with a
+  cross-entropy term toward the teacher's choice at each learner decision, weighted ``kl_coef`` and
+  decaying linearly to zero over ``kl_decay_steps``.
+* **League.** Each game draws its opponent kind from ``--opponents`` (agent kinds such as
+  ``heuristic-v1``, ``random-v0``, or ``self`` for a frozen past snapshot of the learner; a snapshot
+  is taken every ``snapshot_every`` steps and the newest ``snapshot_max`` are kept).
+* **Runs outlive a sitting.** Everything goes to the run folder (default ``runs/ppo/<game>-<name>``):
+  ``checkpoint/`` (network, optimizer, snapshots, RNG states and counters as safetensors + JSON —
+  no pickle), ``tb/`` TensorBoard logs, ``curve.csv`` and ``curve.png``, and ``policy/``, the
+  current policy in the safe policy format (:func:`agents.policy_io.save_policy`), loadable by
+  ``agents.policy_io.load_policy``. ``--resume RUN_DIR`` continues from the last checkpoint
+  (games in progress are not saved: the resumed run deals new games; the cloning buffer is, as
+  ``bc_buffer.safetensors``, while cloning is still to run); it may
+  change the settings in :data:`RESUME_CHANGEABLE` (budget, evaluation, league, update and learning rates,
+  teacher workers), nothing else.
+* **Starting from a saved policy.** ``--init-policy`` starts a new run (its own folder, step 0, a
+  fresh optimizer) from the weights of a shipped checkpoint id, a policy folder or another run's
+  policy, loaded through the same validating loader as any checkpoint. Its game, config and network
+  must be this run's; a mismatch is refused with the flags its run used. The origin (and its own
+  steps and CPU seconds) is kept in the run's state and in every policy it writes, so a report can
+  add up the compute.
+* **Evaluation.** Every ``eval_every`` steps the greedy policy (most likely legal action) plays
+  ``eval_games`` seeded games against each of ``eval_opponents``, seats rotated; a win is first
+  place for the learner's team (ties shared first place count, as in ``training.evaluate``).
+
+The package reads in this order: ``args`` (the options), ``tables`` (games stepped together),
+``algo`` (rollout, GAE, PPO loss), ``cloning`` (kickstarting), ``run_state`` (checkpoints and
+resume), ``evaluation`` (greedy games against fixed opponents) and ``loop`` (the ``Trainer`` and
+the command).
+"""
+
+import importlib
+from typing import Any
+
+#: The public names, each from the module that holds it. They load on first use (PEP 562), so that
+#: ``training.evaluation`` can import ``training.ppo.tables`` while ``training.ppo.loop`` imports
+#: ``training.evaluation``, without the package's ``__init__`` closing that loop.
+_EXPORTS = {
+    "training.ppo.algo": ("NEG", "collect_rollout", "gae", "masked_log_probs", "policy_log_probs", "ppo_update",
+                          "sample"),
+    "training.ppo.args": ("NET_ARGS", "RESUME_CHANGEABLE", "Args", "build_parser", "check_args", "load_init_policy",
+                          "parse_args"),
+    "training.ppo.cloning": ("ReplayBuffer", "clone_update"),
+    "training.evaluation": ("evaluate_module",),
+    "training.ppo.evaluation": ("evaluate_folder",),
+    "training.ppo.loop": ("CpuAccount", "Trainer", "main"),
+    "training.ppo.run_state": ("flatten_optimizer", "recover_checkpoint", "unflatten_optimizer"),
+    "training.ppo.tables": ("Outcome", "Tables"),
+    "training.report": ("write_curve",),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'training.ppo' has no attribute {name!r}")
+    return getattr(importlib.import_module(_WHERE[name]), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

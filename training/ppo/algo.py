@@ -1,0 +1,180 @@
+"""The PPO algorithm, top to bottom: masked policies, one rollout over the tables, GAE, the update.
+
+A rollout is ``num_steps`` learner decisions on each of ``num_envs`` tables; every decision is a
+batched forward of the learner. While cloning the teacher plays instead (see ``cloning``); after it,
+each decision the teacher would have taken is kept as a label for the kickstarting term.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from training.ppo.tables import Tables
+
+NEG = -1e9
+"""Logit given to illegal actions (``logits.masked_fill(~mask, NEG)``)."""
+
+
+def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities over the legal actions (``mask`` True); illegal ones get about -1e9."""
+    return torch.log_softmax(logits.masked_fill(~mask, NEG), dim=-1)
+
+
+def sample(logp: torch.Tensor, greedy: bool = False) -> torch.Tensor:
+    """One action per row: the argmax, or a draw (Gumbel-max) from ``exp(logp)``."""
+    if greedy:
+        return logp.argmax(dim=-1)
+    u = torch.rand_like(logp).clamp_(1e-20, 1.0)
+    return (logp - torch.log(-torch.log(u))).argmax(dim=-1)
+
+
+def policy_log_probs(logits: torch.Tensor, mask: torch.Tensor, temperature: float) -> torch.Tensor:
+    """The policy PPO samples and trains (learner and snapshots): the masked softmax at ``temperature``."""
+    return masked_log_probs(logits / temperature, mask)
+
+
+def collect_rollout(
+    net: torch.nn.Module,
+    tables: Tables,
+    args: Any,
+    *,
+    cloning: bool,
+    want_teacher: bool,
+    teacher_actions: Callable[[list[int]], list[int]],
+    snapshot_act: Callable[[int, list[int]], list[int]],
+) -> dict[str, Any]:
+    """``num_steps`` decisions on every table, flattened, with advantages and returns, and the CPU
+    seconds by part in ``timing`` (env, learner, teacher; opponents and snapshots from ``tables``)."""
+    n, T = args.num_envs, args.num_steps
+    obs_shape, num_actions = tuple(tables.game.observation_shape), tables.game.num_actions
+    obs_buf = torch.zeros((T, n, *obs_shape))
+    mask_buf = torch.zeros((T, n, num_actions), dtype=torch.bool)
+    act_buf = torch.zeros((T, n), dtype=torch.long)
+    logp_buf = torch.zeros((T, n))
+    val_buf = torch.zeros((T, n))
+    rew_buf = torch.zeros((T, n))
+    done_buf = torch.zeros((T, n))
+    teach_buf = torch.full((T, n), -1, dtype=torch.long)
+    rows = list(range(n))
+    timing = {"env": 0.0, "learner": 0.0, "teacher": 0.0}
+    opp0, snap0 = tables.opponent_seconds, tables.snapshot_seconds
+    for t in range(T):
+        t0 = time.process_time()
+        obs, mask = tables.observe(rows)
+        obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
+        t1 = time.process_time()
+        with torch.no_grad():
+            logits, value = net.logits_and_value(obs_t)
+            logp_all = policy_log_probs(logits, mask_t, args.temperature)
+        t2 = time.process_time()
+        if want_teacher:
+            teacher = torch.tensor(teacher_actions(rows))
+            teach_buf[t] = teacher
+        t3 = time.process_time()
+        if not cloning:
+            action = sample(logp_all)
+        elif args.bc_learner_share > 0:  # DAgger: some decisions are the network's own, labelled by the teacher
+            own = torch.rand(n) < args.bc_learner_share
+            action = torch.where(own, logp_all.argmax(dim=-1), teacher)
+        else:
+            action = teacher
+        obs_buf[t], mask_buf[t], act_buf[t], val_buf[t] = obs_t, mask_t, action, value
+        logp_buf[t] = logp_all.gather(1, action[:, None]).squeeze(1)
+        for i, act in enumerate(action.tolist()):
+            tables.apply(i, act)
+        outcome = tables.advance(snapshot_act)
+        rew_buf[t] = torch.tensor([r for r, _ in outcome])
+        done_buf[t] = torch.tensor([float(d) for _, d in outcome])
+        t4 = time.process_time()
+        timing["env"] += (t1 - t0) + (t4 - t3)
+        timing["learner"] += t2 - t1
+        timing["teacher"] += t3 - t2
+    timing["opponents"] = tables.opponent_seconds - opp0
+    timing["snapshots"] = tables.snapshot_seconds - snap0
+    timing["env"] -= timing["opponents"] + timing["snapshots"]
+    with torch.no_grad():
+        obs, _ = tables.observe(rows)
+        next_value = net.logits_and_value(torch.from_numpy(obs))[1]
+    adv = gae(rew_buf, val_buf, done_buf, next_value, args.gamma, args.gae_lambda)
+    return {
+        "obs": obs_buf.reshape(T * n, *obs_shape),
+        "mask": mask_buf.reshape(T * n, -1),
+        "action": act_buf.reshape(-1),
+        "logp": logp_buf.reshape(-1),
+        "adv": adv.reshape(-1),
+        "ret": (adv + val_buf).reshape(-1),
+        "value": val_buf.reshape(-1),
+        "teacher": teach_buf.reshape(-1),
+        "cloning": cloning,
+        "timing": timing,
+    }
+
+
+def gae(
+    rewards: torch.Tensor, values: torch.Tensor, dones: torch.Tensor, next_value: torch.Tensor, gamma: float, lam: float
+) -> torch.Tensor:
+    """Generalised advantage estimates over a ``(T, n)`` rollout; ``dones[t]`` ends the game after step t."""
+    T = rewards.shape[0]
+    adv = torch.zeros_like(rewards)
+    last = torch.zeros(rewards.shape[1])
+    for t in reversed(range(T)):
+        nonterminal = 1.0 - dones[t]
+        next_v = next_value if t == T - 1 else values[t + 1]
+        delta = rewards[t] + gamma * next_v * nonterminal - values[t]
+        last = delta + gamma * lam * nonterminal * last
+        adv[t] = last
+    return adv
+
+
+def ppo_update(
+    net: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any], args: Any, kl_weight: float
+) -> dict[str, float]:
+    """``update_epochs`` passes of clipped PPO over the rollout in minibatches, plus the
+    cross-entropy toward the teacher's labels weighted ``kl_weight``; returns the mean losses."""
+    a = args
+    for group in optimizer.param_groups:
+        group["lr"] = a.learning_rate
+    size = batch["action"].shape[0]
+    minibatch = -(-size // a.num_minibatches)  # the last may be smaller when they do not divide the rollout
+    stats: dict[str, list[float]] = {
+        k: [] for k in ("policy_loss", "value_loss", "entropy", "teacher_ce", "approx_kl", "clipfrac")
+    }
+    for _ in range(a.update_epochs):
+        order = torch.randperm(size)
+        for start in range(0, size, minibatch):
+            mb = order[start : start + minibatch]
+            logits, value = net.logits_and_value(batch["obs"][mb])
+            logp_all = policy_log_probs(logits, batch["mask"][mb], a.temperature)
+            newlogp = logp_all.gather(1, batch["action"][mb][:, None]).squeeze(1)
+            entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
+            v_loss = 0.5 * ((value - batch["ret"][mb]) ** 2).mean()
+            teacher = batch["teacher"][mb]
+            has_t = teacher >= 0
+            # The teacher term holds the untempered policy near the teacher: on the tempered one it
+            # would undo the temperature (a cross-entropy to a teacher the network cannot match
+            # exactly flattens the distribution it is computed on).
+            raw = logp_all if a.temperature == 1.0 else masked_log_probs(logits, batch["mask"][mb])
+            ce = -raw[has_t].gather(1, teacher[has_t][:, None]).mean() if has_t.any() else logits.new_zeros(())
+            ratio = (newlogp - batch["logp"][mb]).exp()
+            adv = batch["adv"][mb]
+            if a.norm_adv:
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - a.clip_coef, 1 + a.clip_coef)).mean()
+            loss = pg_loss - a.ent_coef * entropy + a.vf_coef * v_loss + kl_weight * ce
+            with torch.no_grad():
+                approx_kl = float(((ratio - 1) - (newlogp - batch["logp"][mb])).mean())
+                clipfrac = float(((ratio - 1).abs() > a.clip_coef).float().mean())
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), a.max_grad_norm)
+            optimizer.step()
+            for key, val in (("policy_loss", pg_loss), ("value_loss", v_loss), ("entropy", entropy), ("teacher_ce", ce)):
+                stats[key].append(float(val.detach()))
+            stats["approx_kl"].append(approx_kl)
+            stats["clipfrac"].append(clipfrac)
+    return {k: float(np.mean(v)) for k, v in stats.items() if v}

@@ -1,0 +1,287 @@
+"""The options of ``python -m training.ppo``: the ``Args`` dataclass (each field documents itself, as in
+CleanRL), the checks that refuse a bad combination with what is allowed, and what a resume may change."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+import agents
+import envs
+from agents.checkpoint import policy_folder
+from agents.nets import default_arch
+from agents.policy_io import CheckpointError, load_policy, read_policy_spec
+from training.cli import dataclass_parser
+from training.ppo.run_state import migrate_saved_args, read_json, recover_checkpoint
+
+
+@dataclass
+class Args:
+    game: str = "sequence_v0"
+    """game module name (one of envs.NAMES)"""
+    config: str = "{}"
+    """game config as JSON, e.g. '{"players_per_team": 2}'"""
+    name: str = "run"
+    """run name; the run folder is runs/ppo/<game>-<name> unless --run-dir is given"""
+    run_dir: str = ""
+    """run folder (checkpoints, logs, curve, policy); never put it under checkpoints/"""
+    resume: str = ""
+    """continue this run folder from its last checkpoint (only budget, eval, league, update settings may change)"""
+    init_policy: str = ""
+    """start a new run from a saved policy's weights: a checkpoint id (e.g. pans_trial_v0/ppo-v3), a policy
+    folder or a run folder; its game, config and network must be this run's (a mismatch names the flags)"""
+    evaluate: str = ""
+    """only evaluate the policy of this run folder (or a policy folder, or a checkpoint id) against --eval-opponents and exit"""
+    seed: int = 1
+    """seed of everything: torch, numpy, Python's random, deals, opponents"""
+    total_timesteps: int = 2_000_000
+    """learner decisions to train on (behaviour cloning steps included; old spelling --total-steps)"""
+    num_envs: int = 64
+    """games stepped together (the learner's batch per forward)"""
+    num_steps: int = 32
+    """learner decisions per table per rollout (rollout size = num_envs * num_steps)"""
+    learning_rate: float = 3e-4
+    """Adam learning rate"""
+    gamma: float = 0.995
+    """discount factor"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    update_epochs: int = 3
+    """passes over each rollout"""
+    num_minibatches: int = 2
+    """minibatches per pass over a rollout (each num_envs * num_steps / num_minibatches decisions)"""
+    clip_coef: float = 0.2
+    """PPO clipping of the probability ratio"""
+    norm_adv: bool = True
+    """normalise the advantages within each minibatch"""
+    ent_coef: float = 0.01
+    """entropy bonus weight"""
+    temperature: float = 1.0
+    """PPO samples and trains softmax(logits / T); below 1 it plays closer to greedy (teacher term, evaluation: untempered)"""
+    vf_coef: float = 0.5
+    """value loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient norm clip"""
+    net: str = "auto"
+    """network: auto (board_conv where the game declares a board_layout, else mlp_ac), board_conv, mlp_ac or
+    table_entity (a shared encoder over the rows of the game's table_layout)"""
+    conv_channels: int = 16
+    """board_conv: channels of each convolution"""
+    conv_layers: int = 2
+    """board_conv: number of convolutions"""
+    first_kernel: int = 3
+    """board_conv: kernel size of the first convolution (3, 5 or 7; the others are 3x3)"""
+    hidden: int = 128
+    """width of the hidden layers (board_conv trunk; mlp_ac uses two layers of this width; table_entity trunk,
+    its row encoder a quarter as wide)"""
+    opponents: list[str] = field(default_factory=lambda: ["heuristic-v1", "self", "random-v0"])
+    """league: opponent kinds drawn per game (agent kinds of the game, or 'self' for a past snapshot)"""
+    opponent_weights: list[float] = field(default_factory=list)
+    """relative probability of each --opponents entry (default: equal)"""
+    snapshot_every: int = 100_000
+    """add a frozen copy of the learner to the 'self' pool every N steps"""
+    snapshot_max: int = 8
+    """keep the newest N snapshots"""
+    teacher: str = "heuristic-v1"
+    """teacher agent kind for behaviour cloning and the kickstarting term ('' for none)"""
+    bc_steps: int = 0
+    """learner decisions played by the teacher and cloned before PPO starts (0: no cloning)"""
+    bc_buffer: int = 65536
+    """cloning keeps the newest N teacher decisions (a replay buffer, checkpointed while cloning runs) to draw minibatches from"""
+    bc_learner_share: float = 0.0
+    """while cloning, the share of decisions the network plays itself, each still labelled by the teacher (DAgger)"""
+    teacher_workers: int = 0
+    """extra processes computing the teacher's labels (0: none); each labels fixed tables, so labels do not depend on it"""
+    bc_batches: int = 32
+    """gradient steps on the cloning buffer after each cloning rollout"""
+    bc_minibatch_size: int = 256
+    """teacher decisions per cloning gradient step"""
+    bc_learning_rate: float = 1e-3
+    """Adam learning rate while cloning"""
+    kl_coef: float = 0.0
+    """initial weight of the cross-entropy toward the teacher's choice during PPO (0: off)"""
+    kl_decay_steps: int = 1_000_000
+    """PPO steps over which kl_coef decays linearly to zero"""
+    eval_every: int = 100_000
+    """evaluate the greedy policy every N steps (0: only at the end)"""
+    eval_games: int = 100
+    """seeded games per evaluation opponent (seats rotated)"""
+    eval_opponents: list[str] = field(default_factory=lambda: ["heuristic-v1", "random-v0"])
+    """opponent kinds the policy is evaluated against"""
+    eval_seed: int = 10**6
+    """first deal seed of the evaluation games (the same games every evaluation)"""
+    checkpoint_every: int = 50_000
+    """write a resumable checkpoint every N steps"""
+    max_actions: int = 0
+    """cut a game after this many actions (0: the game's default cycle cap x players); a cut game gives 0"""
+    progress: bool = True
+    """show a progress bar"""
+
+
+#: The arguments that shape the network (an --init-policy must have been trained with the same).
+NET_ARGS = ("net", "conv_channels", "conv_layers", "first_kernel", "hidden")
+
+#: Arguments a resumed run may change (everything else — game, network, seeds, teacher — is fixed).
+#: The cloning schedule may change: ``--bc-steps`` below the run's step ends cloning there and PPO
+#: starts, with the teacher term (``--kl-coef``) decaying from that step.
+RESUME_CHANGEABLE = frozenset(
+    {
+        "total_timesteps",
+        "bc_steps",
+        "bc_learner_share",
+        "teacher_workers",
+        "kl_coef",
+        "kl_decay_steps",
+        "progress",
+        "eval_every",
+        "eval_games",
+        "eval_opponents",
+        "checkpoint_every",
+        "learning_rate",
+        "bc_learning_rate",
+        "ent_coef",
+        "temperature",
+        "update_epochs",
+        "num_minibatches",
+        "opponents",
+        "opponent_weights",
+        "snapshot_every",
+        "snapshot_max",
+    }
+)
+
+
+#: Old flag spellings, still accepted with a warning: old field name -> the shared (CleanRL) name.
+ALIASES = {"total_steps": "total_timesteps"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from training import ppo
+
+    return dataclass_parser(Args, prog="python -m training.ppo", description=ppo.__doc__.split("\n\n")[0],
+                            list_nargs="*", aliases=ALIASES)
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    parser = build_parser()
+    if any(a == "--minibatch-size" or a.startswith("--minibatch-size=") for a in (argv if argv is not None else sys.argv[1:])):
+        parser.error("--minibatch-size is gone: give --num-minibatches (minibatch = num_envs * num_steps / num_minibatches)")
+    ns = parser.parse_args(argv)
+    given = {
+        a.dest
+        for a in parser._actions
+        if any(o in (argv if argv is not None else sys.argv[1:]) for o in a.option_strings)
+    }
+    args = Args(**vars(ns))
+    if args.resume:
+        saved = migrate_saved_args(read_json(recover_checkpoint(pathlib.Path(args.resume)) / "state.json")["args"])
+        changeable = RESUME_CHANGEABLE | {"resume"}
+        changed = sorted(k for k in given if k not in changeable)
+        if changed:
+            parser.error(f"--resume uses the run's saved args; these cannot be changed: {changed}")
+        keep = {k: getattr(args, k) for k in changeable if k in given or k == "resume"}
+        args = Args(**{**saved, **keep})
+        args.run_dir = str(pathlib.Path(args.resume))
+    elif args.evaluate:
+        # The policy says which game and config it plays: its evaluation opponents are checked against those.
+        try:
+            spec = read_policy_spec(policy_folder(args.evaluate))
+        except CheckpointError as exc:
+            parser.error(f"--evaluate: {exc}")
+        if "game" in given and args.game != spec["game"]:
+            parser.error(f"--evaluate: {args.evaluate} holds a policy for {spec['game']!r}, not --game {args.game!r}")
+        args.game, args.config = spec["game"], json.dumps(spec["config"])
+    check_args(args, parser.error)
+    return args
+
+
+def check_args(args: Args, fail: Callable[[str], Any]) -> None:
+    """Refuse anything wrong with a message that says what is allowed."""
+    if args.game not in envs.NAMES:
+        fail(f"--game {args.game!r} is not a game; choose from {list(envs.NAMES)}")
+    try:
+        config = json.loads(args.config)
+    except json.JSONDecodeError:
+        config = None
+    if not isinstance(config, dict):
+        fail(f"--config must be a JSON object, got {args.config!r}")
+    envs.make_game(args.game, **config)  # raises ConfigError naming the allowed values
+    known = set(agents.available(args.game))
+    for kind in [*args.opponents, *args.eval_opponents, *([args.teacher] if args.teacher else [])]:
+        if kind != "self" and f"{args.game}/{kind}" not in known:
+            fail(
+                f"unknown agent kind {kind!r} for {args.game}; available: {sorted(k.split('/')[1] for k in known)} or 'self'"
+            )
+    if "self" in args.eval_opponents or args.teacher == "self":
+        fail("'self' is a training opponent only; --eval-opponents and --teacher need fixed agents")
+    if not args.opponents:
+        fail("--opponents needs at least one kind")
+    if args.opponent_weights and (
+        len(args.opponent_weights) != len(args.opponents)
+        or min(args.opponent_weights) < 0
+        or sum(args.opponent_weights) <= 0
+    ):
+        fail("--opponent-weights needs one non-negative weight per --opponents entry, not all zero")
+    if not 0.0 <= args.bc_learner_share <= 1.0:
+        fail(f"--bc-learner-share is a share of decisions in [0, 1], got {args.bc_learner_share}")
+    if not 0.05 <= args.temperature <= 20.0:
+        fail(f"--temperature divides the logits and must lie in [0.05, 20], got {args.temperature}")
+    if args.teacher_workers < 0:
+        fail(f"--teacher-workers is a number of extra processes (0 or more), got {args.teacher_workers}")
+    if (args.bc_steps or args.kl_coef) and not args.teacher:
+        fail("--bc-steps and --kl-coef need a --teacher")
+    for name in ("num_envs", "num_steps", "update_epochs", "num_minibatches", "total_timesteps"):
+        if getattr(args, name) <= 0:
+            fail(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    if args.num_minibatches > args.num_envs * args.num_steps:
+        fail(f"--num-minibatches {args.num_minibatches} is more than the rollout's "
+             f"num_envs * num_steps = {args.num_envs * args.num_steps} decisions")
+    if args.net not in ("auto", "board_conv", "mlp_ac", "table_entity"):
+        fail(f"--net must be auto, board_conv, mlp_ac or table_entity, got {args.net!r}")
+    if args.init_policy and not args.resume:
+        try:
+            load_init_policy(args)
+        except (CheckpointError, ValueError) as exc:
+            fail(f"--init-policy: {exc}")
+
+
+def arch_of(args: Args, game: Any) -> tuple[str, dict[str, Any]]:
+    return default_arch(game, args.net, conv_channels=args.conv_channels, conv_layers=args.conv_layers,
+                        hidden=args.hidden, first_kernel=args.first_kernel)
+
+
+def load_init_policy(args: Args) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """The weights of ``args.init_policy`` and where they came from, or a ``CheckpointError`` saying why
+    they cannot start this run (another game, config or network; the flags of its network are named)."""
+    folder = policy_folder(args.init_policy)
+    game = envs.make_game(args.game, **json.loads(args.config))
+    module, spec = load_policy(folder, game=args.game)
+    theirs = envs.make_game(spec["game"], **spec["config"]).config
+    if theirs != game.config:
+        raise CheckpointError(f"{folder} was trained at config {theirs}, this run plays {game.config}; pass --config "
+                              f"{json.dumps(spec['config'])!r}")
+    arch, arch_kwargs = arch_of(args, game)
+    if (arch, arch_kwargs) != (spec["arch"], spec["arch_kwargs"]):
+        saved = spec["meta"].get("args") if isinstance(spec["meta"].get("args"), dict) else {}
+        flags = " ".join(f"--{k.replace('_', '-')} {saved[k]}" for k in NET_ARGS if k in saved)
+        theirs_kw, ours_kw = spec["arch_kwargs"], arch_kwargs
+        if spec["arch"] != arch:
+            differ = f"it is {spec['arch']}, these flags build {arch}"
+        else:
+            keys = sorted(k for k in set(theirs_kw) | set(ours_kw) if theirs_kw.get(k) != ours_kw.get(k))
+            differ = ", ".join(f"{k} {theirs_kw.get(k)} (these flags: {ours_kw.get(k)})" for k in keys)
+        raise CheckpointError(
+            f"{folder} holds another {spec['arch']} network than this run's: {differ}; "
+            + (f"its run used {flags}" if flags else "choose --net and its size flags to match")
+        )
+    meta = spec["meta"]
+    origin = {"policy": str(folder), "steps": meta.get("steps"), "cpu_seconds": meta.get("cpu_seconds")}
+    return module.state_dict(), origin
+
+

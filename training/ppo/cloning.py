@@ -1,0 +1,115 @@
+"""Kickstarting by behaviour cloning: the replay buffer of teacher decisions and the cloning update.
+
+While cloning (the first ``bc_steps`` learner decisions) the teacher plays (or, with
+``bc_learner_share``, labels the network's own decisions: DAgger); every rollout's decisions go to
+a ring buffer of the newest ``bc_buffer`` ones, and ``bc_batches`` minibatches drawn from it fit the
+policy to the teacher's choice (cross-entropy) and the value head to the teacher's returns.
+The teacher's labels themselves come from :class:`training.teachers.TeacherLabels`.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import numpy as np
+import torch
+
+from training.ppo.algo import masked_log_probs
+
+BUFFER_KEYS = ("obs", "mask", "teacher", "ret")
+
+
+class ReplayBuffer:
+    """A ring buffer of teacher decisions: observation (float16), legal mask, teacher action, return."""
+
+    def __init__(self, capacity: int, obs_shape: tuple[int, ...], num_actions: int) -> None:
+        self.obs = torch.zeros((capacity, *obs_shape), dtype=torch.float16)
+        self.mask = torch.zeros((capacity, num_actions), dtype=torch.bool)
+        self.teacher = torch.zeros(capacity, dtype=torch.long)
+        self.ret = torch.zeros(capacity)
+        self.size = 0
+        self.next = 0
+
+    @property
+    def capacity(self) -> int:
+        return self.teacher.shape[0]
+
+    def add(self, obs: torch.Tensor, mask: torch.Tensor, teacher: torch.Tensor, ret: torch.Tensor) -> None:
+        """Append decisions (the oldest are overwritten once it is full)."""
+        cap, n = self.capacity, teacher.shape[0]
+        if n > cap:  # only the newest fit
+            obs, mask, teacher, ret = obs[-cap:], mask[-cap:], teacher[-cap:], ret[-cap:]
+            n = cap
+        idx = (self.next + torch.arange(n)) % cap
+        self.obs[idx], self.mask[idx], self.teacher[idx], self.ret[idx] = obs, mask, teacher, ret
+        self.next = int((self.next + n) % cap)
+        self.size = min(cap, self.size + n)
+
+    def in_order(self) -> dict[str, torch.Tensor]:
+        """The buffer's decisions, oldest first (what a checkpoint saves)."""
+        idx = (self.next - self.size + torch.arange(self.size)) % self.capacity
+        return {k: getattr(self, k)[idx].contiguous() for k in BUFFER_KEYS}
+
+    @classmethod
+    def load(cls, path: pathlib.Path, capacity: int, obs_shape: tuple[int, ...], num_actions: int) -> ReplayBuffer:
+        """A buffer refilled from a checkpoint's file, every tensor's shape and type checked; only the
+        newest ``capacity`` decisions are kept (a resumed run may choose a smaller buffer)."""
+        from safetensors.torch import load_file
+
+        t = load_file(str(path))
+        expected = {
+            "obs": (torch.float16, tuple(obs_shape)),
+            "mask": (torch.bool, (num_actions,)),
+            "teacher": (torch.long, ()),
+            "ret": (torch.float32, ()),
+        }
+        if set(t) != set(expected):
+            raise SystemExit(f"{path}: expected tensors {sorted(expected)}, found {sorted(t)}")
+        size = t["teacher"].shape[0]
+        for name, (dtype, tail) in expected.items():
+            if t[name].dtype != dtype or tuple(t[name].shape) != (size, *tail):
+                raise SystemExit(
+                    f"{path}: tensor {name!r} is {t[name].dtype} {tuple(t[name].shape)}, "
+                    f"expected {dtype} {(size, *tail)} for this run's game and network"
+                )
+        if not bool(((t["teacher"] >= 0) & (t["teacher"] < num_actions)).all()):
+            raise SystemExit(f"{path}: teacher actions must lie in [0, {num_actions})")
+        if not bool(t["mask"].gather(1, t["teacher"][:, None]).all()):
+            raise SystemExit(f"{path}: a saved teacher action is not legal under its saved mask")
+        buffer = cls(capacity, obs_shape, num_actions)
+        buffer.add(t["obs"], t["mask"], t["teacher"], t["ret"])
+        return buffer
+
+
+def buffer_capacity(args: Any) -> int:
+    """The newest ``bc_buffer`` decisions (no more than cloning will see), and at least one rollout."""
+    return max(args.num_envs * args.num_steps, min(args.bc_buffer, args.bc_steps))
+
+
+def clone_update(
+    net: torch.nn.Module, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, batch: dict[str, Any], args: Any
+) -> dict[str, float]:
+    """Add the rollout's teacher decisions to ``buffer``, then take ``bc_batches`` gradient steps on
+    minibatches drawn from it: cross-entropy on the teacher's choice plus the value of its play."""
+    buffer.add(batch["obs"].half(), batch["mask"], batch["teacher"], batch["ret"])
+    for group in optimizer.param_groups:
+        group["lr"] = args.bc_learning_rate
+    stats: dict[str, list[float]] = {"teacher_ce": [], "value_loss": [], "teacher_accuracy": [], "entropy": []}
+    for _ in range(args.bc_batches):
+        mb = torch.randint(0, buffer.size, (args.bc_minibatch_size,))
+        logits, value = net.logits_and_value(buffer.obs[mb].float())
+        logp_all = masked_log_probs(logits, buffer.mask[mb])
+        teacher = buffer.teacher[mb]
+        ce = -logp_all.gather(1, teacher[:, None]).mean()
+        v_loss = 0.5 * ((value - buffer.ret[mb]) ** 2).mean()
+        optimizer.zero_grad()
+        (ce + args.vf_coef * v_loss).backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+        optimizer.step()
+        with torch.no_grad():
+            stats["teacher_ce"].append(float(ce))
+            stats["value_loss"].append(float(v_loss))
+            stats["teacher_accuracy"].append(float((logp_all.argmax(-1) == teacher).float().mean()))
+            stats["entropy"].append(float(-(logp_all.exp() * logp_all).sum(-1).mean()))
+    return {k: float(np.mean(v)) for k, v in stats.items()}

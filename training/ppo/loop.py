@@ -1,0 +1,357 @@
+"""The training loop and the command: ``Trainer`` deals games, collects a rollout, updates (cloning
+or PPO), keeps the league of snapshots, evaluates, logs and checkpoints, until ``total_timesteps``."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import pathlib
+import random
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+import agents
+import envs
+from envs.core.provenance import provenance
+from agents.architectures import build_architecture
+from agents.policy_io import save_policy
+from training.ppo import run_state
+from training.ppo.algo import collect_rollout, policy_log_probs, ppo_update, sample
+from training.ppo.args import RESUME_CHANGEABLE, Args, arch_of, load_init_policy, parse_args
+from training.ppo.cloning import ReplayBuffer, buffer_capacity, clone_update
+from training.evaluation import evaluate_module
+from training.ppo.evaluation import evaluate_folder
+from training.ppo.tables import Outcome, Tables
+from training.report import curve_row, log_scalars, write_args, write_curve
+from training.reporting import side_rates
+from training.teachers import TeacherLabels
+
+#: The parts a run's CPU time is split into (env = engines, observations, masks, resets).
+CPU_PARTS = ("env", "learner_forward", "teacher", "opponents", "snapshots", "update", "total", "steps")
+
+
+class CpuAccount:
+    """All of the run's CPU-time accounting: ``breakdown`` adds up each part over the run (saved in
+    the checkpoint), :meth:`add` books one rollout and update and returns its shares for the log."""
+
+    def __init__(self) -> None:
+        self.breakdown = dict.fromkeys(CPU_PARTS, 0.0)
+
+    def add(self, timing: dict[str, float], update: float, total: float, steps: int) -> dict[str, float]:
+        teacher = timing["teacher"] + timing["teacher_workers"]
+        parts = {
+            "env": timing["env"],
+            "learner_forward": timing["learner"],
+            "teacher": teacher,
+            "opponents": timing["opponents"],
+            "snapshots": timing["snapshots"],
+            "update": update,
+            "total": total,
+            "steps": steps,
+        }
+        for key, val in parts.items():
+            self.breakdown[key] += val
+        share = max(1e-9, total)
+        return {
+            "steps_per_cpu_s": steps / share,
+            "env_share": timing["env"] / share,
+            "teacher_share": teacher / share,
+            "opponent_share": timing["opponents"] / share,
+            "snapshot_share": timing["snapshots"] / share,
+            "learner_forward_share": timing["learner"] / share,
+            "update_share": update / share,
+        }
+
+    def throughput(self) -> dict[str, float]:
+        """The whole run's steps per CPU second and each part's share."""
+        b = self.breakdown
+        return {
+            "learner_steps_per_cpu_second": round(b["steps"] / max(1e-9, b["total"]), 1),
+            **{f"{k}_share": round(b[k] / max(1e-9, b["total"]), 3) for k in b if k not in ("total", "steps")},
+        }
+
+
+class Trainer:
+    """The whole training loop; ``run()`` trains until ``args.total_timesteps``."""
+
+    def __init__(self, args: Args) -> None:
+        self.args = args
+        self.config = json.loads(args.config)
+        self.game = envs.make_game(args.game, **self.config)
+        self.run_dir = pathlib.Path(args.run_dir or f"runs/ppo/{args.game}-{args.name}")
+        self.obs_shape = tuple(self.game.observation_shape)
+        self.num_actions = self.game.num_actions
+        self.arch, self.arch_kwargs = arch_of(args, self.game)
+        self.max_actions = args.max_actions or self.game.default_max_cycles * self.game.num_players
+
+        # -- seeding, in one place
+        torch.set_num_threads(1)
+        random.seed(args.seed)
+        np.random.seed(args.seed)
+        torch.manual_seed(args.seed)
+        self.rng = random.Random(args.seed)
+
+        self.net = build_architecture(self.arch, **self.arch_kwargs)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
+        self.snapshots: list[torch.nn.Module] = []
+        self.snapshot_steps: list[int] = []
+        self.step = 0
+        self.updates = 0
+        self.games_dealt = 0
+        self.cpu_seconds = 0.0
+        self.curve: list[dict[str, Any]] = []
+        #: where the starting weights came from (--init-policy): the policy and its own steps and CPU seconds
+        self.init_origin: dict[str, Any] | None = None
+        #: settings changed on each resume: [{"step": N, "changed": {name: [before, after]}}]
+        self.resumes: list[dict[str, Any]] = []
+        self.cpu = CpuAccount()
+        self.next_eval = args.eval_every
+        self.next_checkpoint = args.checkpoint_every
+        self.next_snapshot = args.snapshot_every
+        #: the cloning replay buffer (made at the first cloning update, or restored on resume)
+        self.bc: ReplayBuffer | None = None
+
+        if args.resume:
+            run_state.restore(self, dataclasses.asdict(Args()), RESUME_CHANGEABLE)
+        else:
+            if (self.run_dir / "checkpoint" / "state.json").exists():
+                raise SystemExit(
+                    f"{self.run_dir} already holds a run; continue it with --resume {self.run_dir} or choose another --name"
+                )
+            if args.init_policy:
+                weights, self.init_origin = load_init_policy(args)
+                self.net.load_state_dict(weights)
+            self.snapshots.append(self._frozen())  # 'self' before the first snapshot: the starting network
+            self.snapshot_steps.append(0)
+
+        self.kinds = list(args.opponents)
+        self.weights = list(args.opponent_weights) or [1.0] * len(self.kinds)
+        self.teachers: TeacherLabels | None = None  # made when a rollout first needs the teacher
+        self.tables = Tables(self.game, args.num_envs, self._deal, self.max_actions, first_game=self.games_dealt)
+        self.tables.advance(self._snapshot_act)
+        self.writer = None
+
+    # -- opponents
+    def _deal(self, g: int) -> tuple[int, str, Any, int]:
+        """The ``g``-th training game: its seed, opponent kind, opponent and learner team."""
+        kind = self.rng.choices(self.kinds, weights=self.weights)[0]
+        team = self.rng.randrange(self.game.num_teams)
+        seed = self.args.seed * 1_000_003 + g
+        if kind == "self":
+            # half the time the newest snapshot, otherwise any of the pool
+            k = len(self.snapshots) - 1 if self.rng.random() < 0.5 else self.rng.randrange(len(self.snapshots))
+            return seed, kind, ("snapshot", k), team
+        agent_id = f"{self.args.game}/{kind}"
+        return seed, kind, (lambda s: agents.make(agent_id, seed=s)), team
+
+    def _frozen(self) -> torch.nn.Module:
+        snap = copy.deepcopy(self.net)
+        for p in snap.parameters():
+            p.requires_grad_(False)
+        return snap.eval()
+
+    def _snapshot_act(self, index: int, rows: list[int]) -> list[int]:
+        obs, mask = self.tables.observe(rows)
+        with torch.no_grad():
+            logits = self.snapshots[index](torch.from_numpy(obs))
+            logp = policy_log_probs(logits, torch.from_numpy(mask), self.args.temperature)
+        return sample(logp).tolist()
+
+    def _teacher_actions(self, rows: list[int]) -> list[int]:
+        if self.teachers is None:
+            a = self.args
+            self.teachers = TeacherLabels(a.game, self.config, a.teacher, a.seed, workers=a.teacher_workers)
+        return self.teachers.actions(self.tables.states, rows)
+
+    def _reindex_snapshot_tables(self) -> None:
+        """After the oldest snapshot was dropped, tables that played it get the next one."""
+        for i, opp in enumerate(self.tables.opp):
+            if isinstance(opp, tuple):
+                self.tables.opp[i] = ("snapshot", max(0, opp[1] - 1))
+
+    # -- the schedule
+    @property
+    def cloning(self) -> bool:
+        """Whether the run is still in its cloning stage (the first ``bc_steps`` learner decisions)."""
+        return self.step < self.args.bc_steps
+
+    def kl_weight(self) -> float:
+        a = self.args
+        if not a.kl_coef:
+            return 0.0
+        into = self.step - a.bc_steps
+        return a.kl_coef * max(0.0, 1.0 - max(0, into) / max(1, a.kl_decay_steps))
+
+    def bc_capacity(self) -> int:
+        return buffer_capacity(self.args)
+
+    # -- one rollout, one update
+    def collect(self) -> dict[str, Any]:
+        cloning = self.cloning
+        batch = collect_rollout(
+            self.net,
+            self.tables,
+            self.args,
+            cloning=cloning,
+            want_teacher=cloning or self.kl_weight() > 0,
+            teacher_actions=self._teacher_actions,
+            snapshot_act=self._snapshot_act,
+        )
+        batch["timing"]["teacher_workers"] = self.teachers.take_worker_seconds() if self.teachers else 0.0
+        return batch
+
+    def clone_update(self, batch: dict[str, Any]) -> dict[str, float]:
+        if self.bc is None:
+            self.bc = ReplayBuffer(self.bc_capacity(), self.obs_shape, self.num_actions)
+        stats = clone_update(self.net, self.optimizer, self.bc, batch, self.args)
+        self.updates += 1
+        return stats
+
+    def update(self, batch: dict[str, Any]) -> dict[str, float]:
+        if batch["cloning"]:
+            return self.clone_update(batch)
+        stats = ppo_update(self.net, self.optimizer, batch, self.args, self.kl_weight())
+        self.updates += 1
+        return stats
+
+    # -- evaluation, saving, logging
+    def evaluate(self, games: int, kinds: list[str], seed: int | None = None) -> dict[str, dict[str, Any]]:
+        a = self.args
+        return evaluate_module(self.net, a.game, self.config, kinds, games, a.eval_seed if seed is None else seed,
+                               min(a.num_envs, games), self.max_actions)
+
+    def save_checkpoint(self) -> None:
+        run_state.save(self)
+        self.save_policy()
+
+    def save_policy(self, folder: pathlib.Path | None = None) -> pathlib.Path:
+        latest = self.curve[-1] if self.curve else {}
+        return save_policy(
+            folder or self.run_dir / "policy",
+            self.net,
+            arch=self.arch,
+            arch_kwargs=self.arch_kwargs,
+            game=self.args.game,
+            config=self.game.config,
+            observation_shape=self.obs_shape,
+            num_actions=self.num_actions,
+            meta={
+                "trainer": "training.ppo",
+                "steps": self.step,
+                "cpu_seconds": round(self.cpu_seconds, 1),
+                "args": dataclasses.asdict(self.args),
+                **({"init_origin": self.init_origin} if self.init_origin else {}),
+                "latest_eval": latest,
+                "provenance": provenance([self.args.game]),
+            },
+        )
+
+    def log_eval(self, result: dict[str, dict[str, Any]], train: dict[str, float]) -> None:
+        row = curve_row(self.step, result, cpu_seconds=round(self.cpu_seconds, 1), **train)
+        if self.writer:  # the training values were logged at this step already
+            log_scalars(self.writer, {k: v for k, v in row.items() if k == "step" or k.startswith("win_")})
+        self.curve.append(row)
+        write_curve(self.curve, self.run_dir, f"{self.args.game} {self.run_dir.name}")
+
+    def _log_train(self, train: dict[str, float], recent: list[Outcome]) -> None:
+        log_scalars(self.writer, {"step": self.step, **train})
+        for kind in {o.kind for o in recent}:
+            won = [o.won for o in recent if o.kind == kind]
+            self.writer.add_scalar(f"league/win_rate_vs_{kind}", float(np.mean(won)), self.step)
+
+    def _add_snapshot(self) -> None:
+        self.snapshots.append(self._frozen())
+        self.snapshot_steps.append(self.step)
+        if len(self.snapshots) > self.args.snapshot_max:
+            self.snapshots.pop(0)
+            self.snapshot_steps.pop(0)
+            self._reindex_snapshot_tables()
+
+    # -- the loop
+    def run(self) -> pathlib.Path:
+        from torch.utils.tensorboard import SummaryWriter
+        from tqdm import tqdm
+
+        a = self.args
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        # the settings now, and what resumes changed
+        write_args(self.run_dir, dataclasses.asdict(a), a.game, resumes=self.resumes)
+        # On a resume, TensorBoard drops whatever the run logged past its checkpoint (steps a stopped
+        # process took and the checkpoint never saw; a fork's parent beyond the fork), for every tag.
+        self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.step or None)
+        bar = tqdm(total=a.total_timesteps, initial=self.step, unit="step", disable=not a.progress, dynamic_ncols=True,
+                   mininterval=5)
+        recent: list[Outcome] = []
+        train: dict[str, float] = {}
+        while self.step < a.total_timesteps:
+            w0, c0 = time.perf_counter(), time.process_time()
+            batch = self.collect()
+            c1 = time.process_time()
+            losses = self.update(batch)
+            w1, c2 = time.perf_counter(), time.process_time()
+            n = batch["action"].shape[0]
+            self.step += n
+            # CPU time of this process plus the teacher workers' (so steps per CPU-second stays per core)
+            cpu = c2 - c0 + batch["timing"]["teacher_workers"]
+            self.cpu_seconds += cpu
+            shares = self.cpu.add(batch["timing"], update=c2 - c1, total=cpu, steps=n)
+            recent = (recent + self.tables.finished)[-2000:]
+            self.tables.finished = []
+            train = {
+                "steps_per_cpu_s": shares.pop("steps_per_cpu_s"),
+                "steps_per_wall_s": n / max(1e-9, w1 - w0),
+                **shares,
+                "kl_coef": self.kl_weight(),
+                "cloning": float(batch["cloning"]),
+                **losses,
+            }
+            self._log_train(train, recent)
+            bar.update(n)
+            bar.set_postfix(
+                sps=f"{train['steps_per_cpu_s']:.0f}",
+                env=f"{train['env_share']:.0%}",
+                win=f"{np.mean([o.won for o in recent]) if recent else 0:.2f}",
+                ent=f"{losses['entropy']:.2f}",
+                bc=int(batch["cloning"]),
+            )
+            if a.snapshot_every and self.step >= self.next_snapshot and not batch["cloning"]:
+                self.next_snapshot = self.step + a.snapshot_every
+                self._add_snapshot()
+            if a.eval_every and self.step >= self.next_eval:
+                self.next_eval = self.step + a.eval_every
+                self.log_eval(self.evaluate(a.eval_games, a.eval_opponents), train)
+            if a.checkpoint_every and self.step >= self.next_checkpoint:
+                self.next_checkpoint = self.step + a.checkpoint_every
+                self.save_checkpoint()
+        bar.close()
+        if self.teachers is not None:
+            self.teachers.close()
+            self.teachers = None
+        if not self.curve or self.curve[-1]["step"] != self.step:
+            self.log_eval(self.evaluate(a.eval_games, a.eval_opponents), train)
+        self.save_checkpoint()
+        self.writer.close()
+        summary = {"run_dir": str(self.run_dir), "step": self.step, "throughput": self.cpu.throughput(),
+                   "latest": self.curve[-1]}
+        print(json.dumps(summary, indent=1))
+        return self.run_dir
+
+
+def main(argv: list[str] | None = None) -> Any:
+    args = parse_args(argv)
+    if args.evaluate:
+        torch.set_num_threads(1)
+        report = evaluate_folder(pathlib.Path(args.evaluate), args)
+        for kind, r in report["results"].items():
+            print(
+                f"vs {kind}: {r['wins']}/{r['games']} wins = {r['win_rate']:.1%} "
+                f"[{r['win_rate_ci95'][0]:.1%}, {r['win_rate_ci95'][1]:.1%}], draws {r['draws']}; "
+                f"win % by side (side 0 moves first): {side_rates(r)}"
+            )
+        print(f"wrote {report['written_to']}")
+        return report
+    return Trainer(args).run()

@@ -1,0 +1,199 @@
+"""Everything a run keeps between sittings, in one place: the checkpoint folder (network, optimizer,
+snapshots, the cloning buffer, RNG states and counters, as safetensors + JSON, never pickle), how a
+save survives being cut off, and how a resume puts it all back.
+
+``save`` writes ``checkpoint.tmp`` (``state.json`` last), moves ``checkpoint`` to ``checkpoint.old``
+and then ``checkpoint.tmp`` to ``checkpoint``; :func:`recover_checkpoint` finishes a save that was
+cut off between the renames. ``trainer`` below is a ``training.ppo.loop.Trainer`` (not imported:
+the loop imports this module).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import random
+import shutil
+import sys
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.architectures import build_architecture
+from envs.core.provenance import provenance
+from training.ppo.cloning import ReplayBuffer
+
+FORMAT = "tabletop-rl/ppo-run"
+
+#: The trainer's counters saved in ``state.json`` and restored as they are.
+COUNTERS = ("step", "updates", "games_dealt", "cpu_seconds", "curve", "next_eval", "next_checkpoint", "next_snapshot")
+
+
+def migrate_saved_args(saved: dict[str, Any]) -> dict[str, Any]:
+    """A run's saved arguments under today's names: ``total_steps`` became ``total_timesteps``, and
+    ``minibatch_size`` became ``num_minibatches`` (the number of minibatches it made of a rollout)."""
+    saved = dict(saved)
+    if "total_steps" in saved:
+        saved["total_timesteps"] = saved.pop("total_steps")
+    if "minibatch_size" in saved:
+        rollout = saved.get("num_envs", 64) * saved.get("num_steps", 32)
+        saved["num_minibatches"] = max(1, -(-rollout // saved.pop("minibatch_size")))
+    return saved
+
+
+def recover_checkpoint(run_dir: pathlib.Path) -> pathlib.Path:
+    """The run's ``checkpoint`` folder, after finishing a save that was cut off between its renames.
+
+    ``save_checkpoint`` writes ``checkpoint.tmp`` (``state.json`` last), moves ``checkpoint`` to
+    ``checkpoint.old`` and then ``checkpoint.tmp`` to ``checkpoint``. A process killed between the
+    two renames leaves no ``checkpoint``: the complete ``checkpoint.tmp`` (the newer one) or else
+    ``checkpoint.old`` becomes it again, and the run resumes from there.
+    """
+    ckpt = run_dir / "checkpoint"
+    if ckpt.exists():
+        return ckpt
+    for name in ("checkpoint.tmp", "checkpoint.old"):
+        candidate = run_dir / name
+        try:
+            json.loads((candidate / "state.json").read_text())
+        except (OSError, ValueError):
+            continue  # absent, or cut off while state.json was written: not a complete checkpoint
+        candidate.rename(ckpt)
+        print(f"{run_dir}: the last save was cut off between its renames; resuming from {name}", file=sys.stderr)
+        return ckpt
+    return ckpt
+
+
+def read_json(path: pathlib.Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise SystemExit(f"{path} does not exist: is this a run folder with a checkpoint?")
+    return json.loads(path.read_text())
+
+
+
+
+def flatten_optimizer(opt: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    sd = opt.state_dict()
+    tensors, scalars = {}, {}
+    for idx, st in sd["state"].items():
+        for key, value in st.items():
+            if torch.is_tensor(value):
+                tensors[f"state.{idx}.{key}"] = value.detach().clone().contiguous()
+            else:
+                scalars[f"{idx}.{key}"] = value
+    return tensors, {"param_groups": sd["param_groups"], "scalars": scalars}
+
+
+def unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> dict[str, Any]:
+    state: dict[int, dict[str, Any]] = {}
+    for name, value in tensors.items():
+        _, idx, key = name.split(".", 2)
+        state.setdefault(int(idx), {})[key] = value
+    for name, value in meta["scalars"].items():
+        idx, key = name.split(".", 1)
+        state.setdefault(int(idx), {})[key] = value
+    return {"state": state, "param_groups": meta["param_groups"]}
+
+
+def _rng_to_json(state: Any) -> Any:
+    if isinstance(state, tuple):
+        return [_rng_to_json(x) for x in state]
+    return state
+
+
+def _rng_from_json(state: Any) -> Any:
+    if isinstance(state, list):
+        return tuple(_rng_from_json(x) for x in state)
+    return state
+
+
+def save(trainer: Any) -> None:
+    """Write the trainer's resumable state to ``<run>/checkpoint`` (atomically, see the module)."""
+    from safetensors.torch import save_file
+
+    run_dir = trainer.run_dir
+    ckpt, tmp, old = run_dir / "checkpoint", run_dir / "checkpoint.tmp", run_dir / "checkpoint.old"
+    if tmp.exists():  # left by a save that was cut off: none of its files may outlive it
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    save_file({k: v.contiguous() for k, v in trainer.net.state_dict().items()}, str(tmp / "model.safetensors"))
+    opt_t, opt_meta = flatten_optimizer(trainer.optimizer)
+    save_file(opt_t, str(tmp / "optimizer.safetensors"))
+    for k, snap in enumerate(trainer.snapshots):
+        save_file({n: v.contiguous() for n, v in snap.state_dict().items()}, str(tmp / f"snapshot_{k}.safetensors"))
+    save_file({"torch": torch.get_rng_state()}, str(tmp / "rng.safetensors"))
+    if trainer.bc is not None and trainer.cloning:
+        save_file(trainer.bc.in_order(), str(tmp / "bc_buffer.safetensors"))
+    numpy_rng = _rng_to_json(np.random.get_state())
+    state = {
+        "format": FORMAT,
+        "args": dataclasses.asdict(trainer.args),
+        "arch": trainer.arch,
+        "arch_kwargs": trainer.arch_kwargs,
+        **{key: getattr(trainer, key) for key in COUNTERS},
+        "games_dealt": trainer.tables.dealt,
+        "snapshots": len(trainer.snapshots),
+        "snapshot_steps": trainer.snapshot_steps,
+        "optimizer": opt_meta,
+        "cpu_breakdown": trainer.cpu.breakdown,
+        "resumes": trainer.resumes,
+        "init_origin": trainer.init_origin,
+        "python_rng": _rng_to_json(trainer.rng.getstate()),
+        "python_global_rng": _rng_to_json(random.getstate()),
+        "numpy_rng": [numpy_rng[0], np.asarray(numpy_rng[1]).tolist(), *numpy_rng[2:]],
+        "provenance": provenance([trainer.args.game]),
+    }
+    (tmp / "state.json").write_text(json.dumps(state, indent=1))
+    if ckpt.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        ckpt.rename(old)
+    tmp.rename(ckpt)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def restore(trainer: Any, defaults: dict[str, Any], changeable: frozenset[str]) -> None:
+    """Put a saved run back into ``trainer`` (built from the resumed args): weights, optimizer,
+    snapshots, counters, RNG states and the cloning buffer; records which ``changeable`` settings
+    differ from the run's (``defaults`` fills settings newer than its checkpoint)."""
+    from safetensors.torch import load_file
+
+    args = trainer.args
+    ckpt = recover_checkpoint(trainer.run_dir)
+    state = read_json(ckpt / "state.json")
+    trainer.net.load_state_dict(load_file(str(ckpt / "model.safetensors")))
+    opt_t = load_file(str(ckpt / "optimizer.safetensors")) if (ckpt / "optimizer.safetensors").exists() else {}
+    trainer.optimizer.load_state_dict(unflatten_optimizer(opt_t, state["optimizer"]))
+    for k in range(state["snapshots"]):
+        snap = build_architecture(trainer.arch, **trainer.arch_kwargs)
+        snap.load_state_dict(load_file(str(ckpt / f"snapshot_{k}.safetensors")))
+        trainer.snapshots.append(snap.eval())
+    trainer.snapshot_steps = state["snapshot_steps"]
+    for key in COUNTERS:
+        setattr(trainer, key, state[key])
+    trainer.cpu.breakdown.update(state.get("cpu_breakdown", {}))
+    trainer.init_origin = state.get("init_origin")
+    # The run's history of resumes with changed settings (what args.json alone would lose).
+    trainer.resumes = list(state.get("resumes", []))
+    # A setting newer than the run's checkpoint was at its default there (as parse_args reads it).
+    before, now = {**defaults, **migrate_saved_args(state["args"])}, dataclasses.asdict(args)
+    changed = {k: [before[k], now[k]] for k in sorted(changeable - {"progress"}) if before[k] != now[k]}
+    if changed:
+        trainer.resumes.append({"step": trainer.step, "changed": changed})
+    trainer.rng.setstate(_rng_from_json(state["python_rng"]))
+    random.setstate(_rng_from_json(state["python_global_rng"]))
+    np.random.set_state(_rng_from_json(state["numpy_rng"]))
+    torch.set_rng_state(load_file(str(ckpt / "rng.safetensors"))["torch"])
+    if (ckpt / "bc_buffer.safetensors").exists() and trainer.cloning:
+        trainer.bc = ReplayBuffer.load(ckpt / "bc_buffer.safetensors", trainer.bc_capacity(), trainer.obs_shape,
+                                       trainer.num_actions)
+    for every, nxt in (
+        ("eval_every", "next_eval"),
+        ("checkpoint_every", "next_checkpoint"),
+        ("snapshot_every", "next_snapshot"),
+    ):
+        if getattr(args, every) != state["args"][every]:
+            setattr(trainer, nxt, trainer.step + getattr(args, every))
