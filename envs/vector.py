@@ -31,7 +31,12 @@ The contract (backends are written against it; ``envs/sequence/vector.py`` is on
   ``(i, k)``, a function of the batch seed, ``i`` and ``k`` only (``make(seed=...)`` or
   ``reset(seed=...)`` sets the batch seed and restarts the game counts; ``reset()`` without a seed deals
   every table its next game).
+* ``step(actions, active=mask)``: only the tables where the bool (N,) ``active`` is True move (the others'
+  actions are ignored; their rewards and ends are zero), for callers that play some tables' seats
+  themselves (``training.vector_env``'s opponents). A backend that cannot step a subset refuses it.
 * ``observe() -> obs``: the current stacked observations (copies), no stepping.
+* ``player_view(i) -> dict``: what the seat to act at table ``i`` may know (``State.player_view``), for
+  agents that read views.
 * ``save_state(i) -> dict``: ``Game.save(state)`` of table ``i`` plus the environment's part
   ``"env": {"steps", "max_cycles"}`` exactly as ``raw_env().save_state()`` writes it, so
   ``Game.load`` and ``raw_env().reset(options={"state": data})`` continue it.
@@ -41,20 +46,24 @@ The contract (backends are written against it; ``envs/sequence/vector.py`` is on
 Backend (one per implementation, registered per game in :data:`BACKENDS`)
   ``__init__(game, num_envs, *, max_cycles=None)``; ``reset_tables(rows, seeds)`` deals a fresh game at
   each row from its seed exactly as ``Game.new_initial_state(seed)``; ``step(actions) -> (rewards,
-  terminations, truncations)`` for actions already checked legal (a backend may check again); buffers
+  terminations, truncations)`` for actions already checked legal (a backend may check again), and
+  ``step(actions, active)`` where it can step a subset (the python backend can); buffers
   ``observation`` / ``action_mask`` / ``current_seat`` written in place (rows of tables that just ended
   hold anything until they are dealt again); ``save_state(i)`` / ``load_state(i, data)`` as above.
   :class:`VectorTables` owns seeding, the autoreset and the infos.
 
 Changes from the first sketch of this contract (issue 33): backends take ``max_cycles`` (they need
 the cap for truncation and for observations that show the time left), and ``save_state`` carries the
-``"env"`` part of ``raw_env``'s save so a table's step count travels with it.
+``"env"`` part of ``raw_env``'s save so a table's step count travels with it; ``step`` may take an
+``active`` mask and ``player_view(i, seat)`` is optional (:class:`Backend` builds it from
+``save_state`` through the reference engine).
 """
 
 from __future__ import annotations
 
 import abc
 import importlib
+import inspect
 from typing import Any, ClassVar
 
 import numpy as np
@@ -134,6 +143,10 @@ class Backend(abc.ABC):
     def load_state(self, i: int, data: Any) -> None:
         """Put a saved state (validated by ``Game.load``) at table ``i``; buffers written."""
 
+    def player_view(self, i: int, seat: int) -> dict[str, Any]:
+        """What ``seat`` may know at table ``i``; by default through the reference engine."""
+        return self.game.load(self.save_state(i)).player_view(seat)
+
 
 class PythonBackend(Backend):
     """The reference engines, one :class:`~envs.core.game.State` per table, stepped in one loop."""
@@ -160,15 +173,22 @@ class PythonBackend(Backend):
             self.steps[i] = 0
             self._write(i, state)
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n, game = self.num_envs, self.game
         rewards = np.zeros((n, game.num_players), dtype=np.float32)
         terminations = np.zeros(n, dtype=bool)
         truncations = np.zeros(n, dtype=bool)
         steps, limit = self.steps, self.max_steps
-        steps += 1
+        if active is None:
+            steps += 1
+            moving = zip(range(n), self.states, actions.tolist(), steps.tolist())
+        else:
+            steps += active
+            rows = np.flatnonzero(active).tolist()
+            states = self.states
+            moving = ((i, states[i], int(actions[i]), int(steps[i])) for i in rows)
         observe, observation, action_mask, current_seat = game.observe, self.observation, self.action_mask, self.current_seat
-        for i, (state, action, count) in enumerate(zip(self.states, actions.tolist(), steps.tolist())):
+        for i, state, action, count in moving:
             state.apply_unchecked(action)
             if state.is_terminal():
                 terminations[i] = True
@@ -182,6 +202,9 @@ class PythonBackend(Backend):
                 action_mask[i] = state.legal_mask()
                 observation[i] = observe(state, seat)
         return rewards, terminations, truncations
+
+    def player_view(self, i: int, seat: int) -> dict[str, Any]:
+        return self.states[i].player_view(seat)
 
     def save_state(self, i: int) -> dict[str, Any]:
         data = self.game.save(self.states[i])
@@ -286,11 +309,26 @@ class VectorTables:
         self._need_reset("current_seat")
         return self._tables.current_seat.copy()
 
-    def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    def step(self, actions: Any, active: Any = None) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
+                                                               np.ndarray, dict[str, Any]]:
         self._need_reset("step")
-        actions = self._check_actions(actions)
-        rewards, terminations, truncations = self._tables.step(actions)
-        self._lengths += 1
+        if active is None:
+            actions = self._check_actions(actions)
+            rewards, terminations, truncations = self._tables.step(actions)
+            self._lengths += 1
+        else:
+            active = np.asarray(active)
+            if active.shape != (self.num_envs,) or active.dtype != bool:
+                raise ValueError(f"{self.game.name}: active must be a bool array of shape ({self.num_envs},), "
+                                 f"got shape {active.shape} of dtype {active.dtype}")
+            a = np.asarray(actions)
+            actions = self._check_actions(np.where(active, a, self._tables.action_mask.argmax(axis=1)) if
+                                          a.shape == active.shape else a)
+            if "active" not in inspect.signature(self._tables.step).parameters:
+                raise ValueError(f"{self.game.name}: the {self.backend} backend cannot step a subset of its tables "
+                                 f"(its step takes no active mask); use backend='python'")
+            rewards, terminations, truncations = self._tables.step(actions, active)
+            self._lengths += active
         ended = terminations | truncations
         final = np.zeros_like(rewards)
         lengths = np.zeros(self.num_envs, dtype=np.int64)
@@ -324,6 +362,12 @@ class VectorTables:
                 f"{name}: table {i}: action {action} ({self.game.action_to_string(action)}) is illegal for seat "
                 f"{int(self._tables.current_seat[i])}; legal actions: {shown}{more} (no table moved)")
         return a
+
+    def player_view(self, i: int) -> dict[str, Any]:
+        """What the seat to act at table ``i`` may know (the agents' ``view`` argument)."""
+        self._need_reset("player_view")
+        i = self._row(i)
+        return self._tables.player_view(i, int(self._tables.current_seat[i]))
 
     def sample_legal(self, rng: np.random.Generator) -> np.ndarray:
         """One uniformly random legal action per table (for random play and benchmarks)."""

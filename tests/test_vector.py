@@ -232,3 +232,19 @@ def test_auto_takes_the_first_registered_backend_that_imports(monkeypatch):
     assert CountingBackend.calls == 1
     with pytest.raises(ModuleNotFoundError):
         vector.make("dojo_v0", 2, backend="missing")
+
+
+def test_an_active_mask_steps_only_those_tables_and_views_match_the_engine():
+    tables = vector.make("pans_trial_v0", 3, seed=4, backend="python")
+    obs, _ = tables.reset()
+    before = [tables.save_state(i) for i in range(3)]
+    actions = tables.sample_legal(np.random.default_rng(0))
+    active = np.array([False, True, False])
+    _, rewards, terms, truncs, _ = tables.step(actions, active=active)
+    assert tables.save_state(0) == before[0] and tables.save_state(2) == before[2]
+    assert tables.save_state(1)["env"]["steps"] == 1 and not rewards[[0, 2]].any()
+    env = envs.make("pans_trial_v0", raw=True)
+    env.reset(options={"state": tables.save_state(1)})
+    assert tables.player_view(1) == env.player_view(env.agent_selection)
+    with pytest.raises(ValueError, match=r"active must be a bool array of shape \(3,\)"):
+        tables.step(actions, active=np.array([1, 0, 1]))
