@@ -5,7 +5,8 @@
 
 For every entry of each game's ``benchmark_configs`` and every backend ``envs.vector`` has for it, the
 batch is reset and then stepped with one uniformly random legal action per table, drawn from the
-stacked masks (``VectorTables.sample_legal``, timed with the step); the figure is table-steps per second
+stacked masks (``VectorTables.sample_legal``, timed with the step) on a batch made with ``copy=False``
+(observations handed out as the backend's buffers); the figure is table-steps per second
 (``num_envs`` per call). PettingZoo's ``connect_four_v3`` raw_env and the game's own raw_env are timed
 with the AEC loop of :mod:`benchmarks.run` in the same rounds, interleaved, and the ratios divide best by
 best. A batch timed for a few seconds plays only the first actions of long games (Wizard Arena, Dojo),
@@ -86,7 +87,7 @@ def run(games: list[str], seconds: float, repeats: int, num_envs: int,
             raw_env = getattr(envs, name).raw_env
             for label, config in envs.game_class(name).benchmark_configs.items():
                 chosen = [b for b in envs.vector.available_backends(name) if backends is None or b in backends]
-                tables = {b: envs.vector.make(name, num_envs, seed=0, backend=b, **config) for b in chosen}
+                tables = {b: envs.vector.make(name, num_envs, seed=0, backend=b, copy=False, **config) for b in chosen}
                 make_raw = functools.partial(raw_env, **config)
                 prefixed = [f"raw_env_prefix_{b}" for b in chosen]
                 runs: dict[str, list[dict[str, float]]] = {k: [] for k in ("c4_raw_env", "raw_env", *chosen, *prefixed)}

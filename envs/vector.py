@@ -8,7 +8,7 @@
 
 The contract (backends are written against it; ``envs/sequence/vector.py`` is one)
 ----------------------------------------------------------------------------------
-``make(name, num_envs, *, seed=None, backend="auto", max_cycles=None, **config) -> VectorTables``
+``make(name, num_envs, *, seed=None, backend="auto", max_cycles=None, copy=True, **config) -> VectorTables``
 
 :class:`VectorTables` has ``game`` (the configured :class:`~envs.core.game.Game`), ``num_envs``,
 ``num_seats``, ``backend`` (its name), ``max_cycles`` and ``single_observation_space`` /
@@ -34,7 +34,10 @@ The contract (backends are written against it; ``envs/sequence/vector.py`` is on
 * ``step(actions, active=mask)``: only the tables where the bool (N,) ``active`` is True move (the others'
   actions are ignored; their rewards and ends are zero), for callers that play some tables' seats
   themselves (``training.vector_env``'s opponents). A backend that cannot step a subset refuses it.
-* ``observe() -> obs``: the current stacked observations (copies), no stepping.
+* ``observe() -> obs``: the current stacked observations, no stepping.
+* ``copy``: with True (the default) every observation, mask and ``current_seat`` handed out is a fresh
+  array; with False they are the backend's buffers themselves, overwritten by the next ``step`` or
+  ``reset`` (no copy per step: for callers that consume them at once).
 * ``player_view(i) -> dict``: what the seat to act at table ``i`` may know (``State.player_view``), for
   agents that read views.
 * ``save_state(i) -> dict``: ``Game.save(state)`` of table ``i`` plus the environment's part
@@ -240,7 +243,10 @@ class VectorTables:
     """``num_envs`` tables of one configured game; see the module docstring for the contract."""
 
     def __init__(self, name: str, num_envs: int, *, seed: int | None = None, backend: str = "auto",
-                 max_cycles: int | None = None, **config: Any) -> None:
+                 max_cycles: int | None = None, copy: bool = True, **config: Any) -> None:
+        if copy is not True and copy is not False:
+            raise ValueError(f"copy must be True or False, got {copy!r}")
+        self.copy = copy
         game_cls = envs.game_class(name)
         num_envs = _count(num_envs, "num_envs", 1)
         self.game: Game = game_cls(**config)
@@ -295,13 +301,19 @@ class VectorTables:
             self._games[:] = 0
         self._deal(np.arange(self.num_envs))
         self._ready = True
-        return self.observe(), {"current_seat": self._tables.current_seat.copy()}
+        return self.observe(), {"current_seat": self._seats()}
 
     def observe(self) -> dict[str, np.ndarray]:
-        """The current stacked observations and masks (copies) of the seat to act at each table."""
+        """The current stacked observations and masks of the seat to act at each table (copies unless
+        the batch was made with ``copy=False``)."""
         self._need_reset("observe")
         tables = self._tables
-        return {"observation": tables.observation.copy(), "action_mask": tables.action_mask.copy()}
+        if self.copy:
+            return {"observation": tables.observation.copy(), "action_mask": tables.action_mask.copy()}
+        return {"observation": tables.observation, "action_mask": tables.action_mask}
+
+    def _seats(self) -> np.ndarray:
+        return self._tables.current_seat.copy() if self.copy else self._tables.current_seat
 
     @property
     def current_seat(self) -> np.ndarray:
@@ -336,7 +348,7 @@ class VectorTables:
             final[ended] = rewards[ended]
             lengths[ended] = self._lengths[ended]
             self._deal(np.flatnonzero(ended))
-        infos = {"current_seat": self._tables.current_seat.copy(), "final_returns": final,
+        infos = {"current_seat": self._seats(), "final_returns": final,
                  "_final_returns": ended, "episode_length": lengths}
         return self.observe(), rewards, terminations, truncations, infos
 
@@ -367,7 +379,10 @@ class VectorTables:
         """What the seat to act at table ``i`` may know (the agents' ``view`` argument)."""
         self._need_reset("player_view")
         i = self._row(i)
-        return self._tables.player_view(i, int(self._tables.current_seat[i]))
+        seat = int(self._tables.current_seat[i])
+        if isinstance(self._tables, Backend):
+            return self._tables.player_view(i, seat)
+        return self.game.load(self._tables.save_state(i)).player_view(seat)  # a backend on the contract alone
 
     def sample_legal(self, rng: np.random.Generator) -> np.ndarray:
         """One uniformly random legal action per table (for random play and benchmarks)."""
@@ -410,9 +425,9 @@ class VectorTables:
 
 
 def make(name: str, num_envs: int, *, seed: int | None = None, backend: str = "auto",
-         max_cycles: int | None = None, **config: Any) -> VectorTables:
+         max_cycles: int | None = None, copy: bool = True, **config: Any) -> VectorTables:
     """``num_envs`` tables of game ``name`` configured by ``config``; see the module docstring."""
-    return VectorTables(name, num_envs, seed=seed, backend=backend, max_cycles=max_cycles, **config)
+    return VectorTables(name, num_envs, seed=seed, backend=backend, max_cycles=max_cycles, copy=copy, **config)
 
 
 __all__ = ["BACKENDS", "Backend", "PythonBackend", "VectorTables", "available_backends", "make", "saved_steps"]

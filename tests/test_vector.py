@@ -248,3 +248,21 @@ def test_an_active_mask_steps_only_those_tables_and_views_match_the_engine():
     assert tables.player_view(1) == env.player_view(env.agent_selection)
     with pytest.raises(ValueError, match=r"active must be a bool array of shape \(3,\)"):
         tables.step(actions, active=np.array([1, 0, 1]))
+
+
+def test_copy_false_hands_out_the_buffers_and_copy_true_fresh_arrays():
+    fresh = vector.make("sequence_v0", 2, seed=0)
+    shared = vector.make("sequence_v0", 2, seed=0, copy=False)
+    a, _ = fresh.reset()
+    b, _ = shared.reset()
+    np.testing.assert_array_equal(a["observation"], b["observation"])
+    assert shared.observe()["observation"] is b["observation"]
+    assert fresh.observe()["observation"] is not a["observation"]
+    before = a["observation"].copy()
+    actions = fresh.sample_legal(np.random.default_rng(0))
+    fresh.step(actions)
+    shared.step(actions)
+    np.testing.assert_array_equal(a["observation"], before)  # a copy is not written by the next step
+    np.testing.assert_array_equal(b["observation"], fresh.observe()["observation"])  # the buffer is
+    with pytest.raises(ValueError, match="copy must be True or False"):
+        vector.make("sequence_v0", 2, copy=1)
