@@ -323,6 +323,8 @@ class VectorTables:
 
     def step(self, actions: Any, active: Any = None) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
                                                                np.ndarray, dict[str, Any]]:
+        """Each table (each where ``active`` is True, if given) plays its action for its seat to act;
+        finished tables are dealt their next game at once. See the module docstring for the returns."""
         self._need_reset("step")
         if active is None:
             actions = self._check_actions(actions)
