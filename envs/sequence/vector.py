@@ -1,0 +1,446 @@
+"""A vectorised Sequence engine: N tables of one configuration stepped together with numpy.
+
+:class:`SequenceNumpyBackend` is the ``backend="numpy"`` of ``envs.vector`` for ``sequence_v0``. It plays
+exactly the rules of :mod:`envs.sequence.rules` (the reference engine), proved by the differential test
+``tests/sequence/test_sequence_vector.py``: the same masks, observations, rewards and ends for the same
+states, with tables handed back and forth through :meth:`save_state` / :meth:`load_state`.
+
+What is stepped with array operations, for all tables at once: the legal masks (from the hand counts and
+the board), playing the card, placing and removing chips, finding which tables completed a run of five
+(only the windows through the changed square, from a precomputed index table), the discard pile, drawing,
+dead-card exchanges, turn order, truncation, rewards and the 710 observation values, written into
+preallocated buffers.
+
+What stays per table, in Python, because it is rare: dealing a new game (the reference deal, so the deck
+order is the reference engine's for the same seed), a reshuffle of the discards (each table keeps its own
+``random.Random``, shuffled exactly as the reference does), deciding which windows count once a run of
+five or more is complete (the reference rule ``SequenceState.new_sequences``), whether a table is blocked
+after a pass (``SequenceState.table_blocked``), and saving or loading a table.
+
+Hands are kept as counts per card kind; the reference keeps them as lists, whose order never changes
+play, so :meth:`save_state` writes each hand sorted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from envs.core import IllegalActionError, StateError
+from envs.core.fields import MAX_COUNT
+from envs.core.rng import make_rng
+from envs.sequence.board import CORNER_SQUARES, NON_JACK_KINDS, ONE_EYED_JACKS, TWO_EYED_JACKS
+from envs.sequence.game import OBS_DISCARDS, OBS_HAND, OBS_SCALARS, OBS_SIZE, SequenceGame
+from envs.sequence.rules import (
+    CORNER,
+    DEAD,
+    EMPTY,
+    LINES,
+    NUM_ACTIONS,
+    NUM_SQUARES,
+    PASS,
+    REMOVE,
+    WILD,
+    WINDOW,
+    SequenceState,
+)
+
+_SINK = 52  # hand / discard column that absorbs the writes of actions that move no card
+_OFF = NUM_SQUARES  # board column that is never a chip: pads the window index table
+_DECK = 104
+
+
+def _windows_through() -> np.ndarray:
+    """(100, 20, 5) squares of every run of five through each square, padded with the off-board column."""
+    table = np.full((NUM_SQUARES, 20, WINDOW), _OFF, dtype=np.intp)
+    for sq in range(NUM_SQUARES):
+        n = 0
+        for line, k in LINES[sq]:
+            for start in range(max(0, k - 4), min(k, len(line) - WINDOW) + 1):
+                table[sq, n] = line[start:start + WINDOW]
+                n += 1
+    return table
+
+
+WINDOWS_THROUGH = _windows_through()
+_JD, _JC = TWO_EYED_JACKS
+_JH, _JS = ONE_EYED_JACKS
+
+
+def _action_cards(layout: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per action id, the card it plays first and the card it plays when the hand lacks the first."""
+    first = np.full(NUM_ACTIONS, _SINK, dtype=np.intp)
+    first[:NUM_SQUARES] = [k if k >= 0 else _SINK for k in layout]
+    first[WILD:REMOVE] = _JD
+    first[REMOVE:DEAD] = _JH
+    first[DEAD:PASS] = NON_JACK_KINDS
+    second = first.copy()
+    second[WILD:REMOVE] = _JC
+    second[REMOVE:DEAD] = _JS
+    return first, second
+
+
+class SequenceNumpyBackend:
+    """``num_envs`` tables of ``game`` (a configured :class:`SequenceGame`) stepped together.
+
+    Buffers, written in place after every :meth:`reset_tables`, :meth:`step` and :meth:`load_state`:
+    ``observation`` float32 (N, 710), ``action_mask`` int8 (N, 349) and ``current_seat`` int64 (N,), for
+    the seat to act at each table (a finished or truncated table keeps its seat and gets an all-zero mask,
+    as ``raw_env`` gives a finished agent).
+    ``max_cycles`` is the environment's truncation cap (``max_cycles`` x seats actions per game; default
+    the game's, 500).
+    """
+
+    def __init__(self, game: SequenceGame, num_envs: int, *, max_cycles: int | None = None) -> None:
+        if not isinstance(game, SequenceGame):
+            raise TypeError(f"SequenceNumpyBackend steps sequence_v0 games only, got {game!r}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        if max_cycles is None:
+            max_cycles = game.default_max_cycles
+        if isinstance(max_cycles, bool) or not isinstance(max_cycles, (int, np.integer)) or max_cycles < 1:
+            raise ValueError(f"max_cycles must be an integer >= 1, got {max_cycles!r}")
+        self.game = game
+        self.num_envs = n = int(num_envs)
+        self.max_cycles = int(max_cycles)
+        seats = self.num_seats = game.num_players
+        teams = self.num_teams = game.num_teams
+        self.max_steps = self.max_cycles * seats
+        self.target = game.sequences_to_win
+        self.dead_cards = game.config["dead_cards"]
+        self.team_of_seat = np.arange(seats) % teams
+        layout = game.layout
+        self.first_card, self.second_card = _action_cards(layout)
+        self.square_card = self.first_card[:NUM_SQUARES]  # corners read the sink column (never empty)
+        twins = np.array([game.squares_of[k] for k in NON_JACK_KINDS], dtype=np.intp)
+        self.twin_a, self.twin_b = twins[:, 0], twins[:, 1]
+        self.non_jack = np.array(NON_JACK_KINDS, dtype=np.intp)
+        self.rows = np.arange(n)
+
+        # The tables. Column 100 of the board and column 52 of hands and discard counts are sinks.
+        self.board = np.full((n, NUM_SQUARES + 1), EMPTY, dtype=np.int8)
+        self.locked = np.zeros((n, NUM_SQUARES), dtype=bool)
+        self.hands = np.zeros((n, seats, 53), dtype=np.int8)
+        self.deck = np.zeros((n, _DECK), dtype=np.int8)
+        self.deck_len = np.zeros(n, dtype=np.intp)
+        self.discards = np.zeros((n, _DECK + 1), dtype=np.int8)
+        self.discard_len = np.zeros(n, dtype=np.intp)
+        self.discard_counts = np.zeros((n, 53), dtype=np.int8)
+        self.seq_count = np.zeros((n, 3), dtype=np.int64)
+        self.sequences: list[list[list[list[int]]]] = [[[] for _ in range(teams)] for _ in range(n)]
+        self.rngs: list[Any] = [None] * n
+        self.player = np.zeros(n, dtype=np.int64)
+        self.dead_used = np.zeros(n, dtype=bool)
+        self.passes = np.zeros(n, dtype=np.int64)
+        self.winner = np.full(n, -1, dtype=np.int64)
+        self.drawn = np.zeros(n, dtype=bool)
+        self.placed = np.zeros(n, dtype=np.int64)
+        self.removed = np.zeros(n, dtype=np.int64)
+        self.steps = np.zeros(n, dtype=np.int64)
+
+        # The buffers handed out.
+        self.observation = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        self.observation[:, 300 + np.array(CORNER_SQUARES)] = 1.0  # the free-corner plane never changes
+        self.action_mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+        self.current_seat = np.zeros(n, dtype=np.int64)
+        self._rewards = np.zeros((n, seats), dtype=np.float32)
+        self._dealt = np.zeros(n, dtype=bool)
+
+    # ------------------------------------------------------------------------------------------
+    # Dealing, saving, loading
+    def reset_tables(self, rows: Any, seeds: Any) -> None:
+        """Deal a fresh game at each table of ``rows``, the one at ``rows[j]`` from ``seeds[j]`` (an
+        integer >= 0, or None for a seed from the operating system), exactly as the reference engine
+        deals ``Game.new_initial_state(seed)``."""
+        rows = [self._row(r) for r in np.atleast_1d(np.asarray(rows)).tolist()]
+        seeds = list(seeds)
+        if len(seeds) != len(rows):
+            raise ValueError(f"reset_tables: {len(rows)} rows but {len(seeds)} seeds")
+        players, size = self.num_seats, self.game.hand_size
+        for i, seed in zip(rows, seeds):
+            rng = make_rng(seed)
+            deck = [k for k in range(52) for _ in range(2)]
+            rng.shuffle(deck)
+            hands = self.hands[i]
+            hands[:] = 0
+            dealt = len(deck) - size * players
+            for j, card in enumerate(reversed(deck[dealt:])):  # the reference pops round the table
+                hands[j % players, card] += 1
+            self._set_table(i, rng, deck[:dealt], [], [[] for _ in range(self.num_teams)],
+                            board=None, player=0, dead_used=False, passes=0, winner=-1, drawn=False,
+                            placed=0, removed=0, steps=0)
+        self._refresh(np.array(rows, dtype=np.intp))
+
+    def save_state(self, i: int) -> dict[str, Any]:
+        """Table ``i`` as ``Game.save`` writes it (plus the environment's ``env`` part: steps taken and
+        ``max_cycles``, as ``raw_env().save_state()`` writes it), so ``Game.load`` and
+        ``raw_env().reset(options={"state": ...})`` continue it exactly."""
+        i = self._row(i)
+        data = self.game.save(self._reference_state(i, self.rngs[i]))
+        data["env"] = {"steps": int(self.steps[i]), "max_cycles": self.max_cycles}
+        return data
+
+    def load_state(self, i: int, data: Any) -> None:
+        """Put a saved state (``Game.save``'s dict, validated by ``Game.load``; an ``env`` part's step
+        count is kept, as ``raw_env`` does) at table ``i``."""
+        i = self._row(i)
+        state = self.game.load(data)
+        steps = 0
+        if isinstance(data.get("env"), dict):
+            steps = data["env"].get("steps", 0)
+            if type(steps) is not int or not 0 <= steps <= MAX_COUNT:
+                raise StateError(f"saved state's env.steps must be an integer in [0, {MAX_COUNT}], got {steps!r}")
+        saved = data["state"]
+        hands = self.hands[i]
+        hands[:] = 0
+        for seat, hand in enumerate(saved["hands"]):
+            hands[seat] = np.bincount(np.asarray(hand, dtype=np.intp), minlength=53)
+        self._set_table(i, state.rng, saved["deck"], saved["discards"], saved["sequences"],
+                        board=saved["board"], player=saved["player"], dead_used=saved["dead_used"],
+                        passes=saved["passes_in_row"], winner=-1 if saved["winner"] is None else saved["winner"],
+                        drawn=saved["drawn_game"], placed=saved["placed"], removed=saved["removed"], steps=steps)
+        self._refresh(np.array([i], dtype=np.intp))
+
+    def _row(self, i: Any) -> int:
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_envs:
+            raise IndexError(f"table index {i!r} is not an integer in [0, {self.num_envs})")
+        return int(i)
+
+    def _set_table(self, i: int, rng: Any, deck: list[int], discards: list[int], sequences: list,
+                   *, board: list[int] | None, player: int, dead_used: bool, passes: int, winner: int,
+                   drawn: bool, placed: int, removed: int, steps: int) -> None:
+        self.rngs[i] = rng
+        if board is None:
+            self.board[i, :NUM_SQUARES] = EMPTY
+            self.board[i, list(CORNER_SQUARES)] = CORNER
+        else:
+            self.board[i, :NUM_SQUARES] = board
+        self.board[i, _OFF] = EMPTY
+        self.deck[i, :len(deck)] = deck
+        self.deck_len[i] = len(deck)
+        self.discards[i, :len(discards)] = discards
+        self.discard_len[i] = len(discards)
+        self.discard_counts[i] = np.bincount(np.asarray(discards, dtype=np.intp), minlength=53)
+        self.sequences[i] = [[list(s) for s in team] for team in sequences]
+        self.seq_count[i] = 0
+        self.seq_count[i, :self.num_teams] = [len(team) for team in sequences]
+        self.locked[i] = False
+        for team in sequences:
+            for s in team:
+                self.locked[i, s] = True
+        self.locked[i, list(CORNER_SQUARES)] = False
+        self.player[i] = player
+        self.dead_used[i] = dead_used
+        self.passes[i] = passes
+        self.winner[i] = winner
+        self.drawn[i] = drawn
+        self.placed[i] = placed
+        self.removed[i] = removed
+        self.steps[i] = steps
+        self._dealt[i] = True
+
+    def _reference_state(self, i: int, rng: Any) -> SequenceState:
+        """Table ``i`` as a reference :class:`SequenceState` (sharing ``rng``; nothing validated)."""
+        hands = self.hands[i, :, :52]
+        values = {
+            "rng": rng,
+            "board": self.board[i, :NUM_SQUARES].tolist(),
+            "hands": [np.repeat(np.arange(52), hands[s]).tolist() for s in range(self.num_seats)],
+            "deck": self.deck[i, :self.deck_len[i]].tolist(),
+            "discards": self.discards[i, :self.discard_len[i]].tolist(),
+            "sequences": [[list(s) for s in team] for team in self.sequences[i]],
+            "player": int(self.player[i]),
+            "dead_used": bool(self.dead_used[i]),
+            "passes_in_row": int(self.passes[i]),
+            "winner": None if self.winner[i] < 0 else int(self.winner[i]),
+            "drawn_game": bool(self.drawn[i]),
+            "placed": int(self.placed[i]),
+            "removed": int(self.removed[i]),
+        }
+        return SequenceState.from_fields(self.game, values)
+
+    # ------------------------------------------------------------------------------------------
+    # Stepping
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each table plays its action for its seat to act. Returns ``rewards`` float32 (N, seats),
+        ``terminations`` and ``truncations`` bool (N,); the buffers then hold the new positions.
+        Any illegal action (or a finished table given one) raises IllegalActionError naming the table."""
+        a = np.asarray(actions)
+        n = self.num_envs
+        if a.shape != (n,) or a.dtype.kind not in "iu":
+            raise IllegalActionError(
+                f"sequence_v0: step needs {n} integer actions (shape ({n},)), got shape {a.shape} of dtype {a.dtype}")
+        if not self._dealt.all():
+            raise RuntimeError(f"sequence_v0: tables {np.flatnonzero(~self._dealt)[:10].tolist()} were never dealt; "
+                               f"call reset_tables first")
+        if ((a < 0) | (a >= NUM_ACTIONS)).any():
+            bad = int(np.flatnonzero((a < 0) | (a >= NUM_ACTIONS))[0])
+            raise IllegalActionError(f"sequence_v0: table {bad}: action {int(a[bad])} is outside [0, {NUM_ACTIONS})")
+        a = a.astype(np.intp)
+        rows = self.rows
+        legal = self.action_mask[rows, a]
+        if not legal.all():
+            bad = int(np.flatnonzero(legal == 0)[0])
+            raise self._illegal(bad, int(a[bad]))
+
+        player = self.player
+        team = self.team_of_seat[player]
+        is_pass = a == PASS
+        is_dead = (a >= DEAD) & ~is_pass
+        is_remove = (a >= REMOVE) & (a < DEAD)
+        puts = a < REMOVE  # place or wild: a chip goes on the board
+        moves = ~is_pass  # every action but a pass plays a card and draws one
+        sq = a % NUM_SQUARES
+
+        # Play the card: off the hand, onto the discard pile.
+        card = self.first_card[a]
+        hands = self.hands
+        card = np.where(hands[rows, player, card] > 0, card, self.second_card[a])
+        hands[rows, player, card] -= moves
+        self.discards[rows, self.discard_len] = card
+        self.discard_len += moves
+        self.discard_counts[rows, card] += moves
+
+        # The board.
+        board = self.board
+        old = board[rows, sq]
+        board[rows, sq] = np.where(puts, team, np.where(is_remove, EMPTY, old))
+        self.placed += puts
+        self.removed += is_remove
+
+        # Runs of five through the new chip: the rare tables go to the reference rule.
+        windows = board[rows[:, None, None], WINDOWS_THROUGH[sq]]
+        full = ((windows == team[:, None, None]) | (windows == CORNER)).all(axis=2).any(axis=1) & puts
+        for i in np.flatnonzero(full).tolist():
+            self._complete(i, int(sq[i]), int(team[i]))
+
+        # Draw (a reshuffle first where the pile ran out).
+        empty_deck = moves & (self.deck_len == 0)
+        for i in np.flatnonzero(empty_deck & (self.discard_len > 0)).tolist():
+            self._reshuffle(i)
+        draws = moves & (self.deck_len > 0)
+        top = np.maximum(self.deck_len - 1, 0)
+        drawn_card = np.where(draws, self.deck[rows, top], _SINK)
+        hands[rows, player, drawn_card] += draws
+        self.deck_len -= draws
+
+        # Passes and the blocked table.
+        self.passes = np.where(is_pass, self.passes + 1, np.where(is_dead, self.passes, 0))
+        for i in np.flatnonzero(is_pass).tolist():
+            if self._reference_state(i, self.rngs[i]).table_blocked():
+                self.drawn[i] = True
+
+        # The turn.
+        ends_turn = ~is_dead & (is_pass | (self.winner < 0))
+        self.dead_used = ~ends_turn & (self.dead_used | is_dead)
+        self.player = np.where(ends_turn, (player + 1) % self.num_seats, player)
+        self.steps += 1
+
+        won = self.winner >= 0
+        terminations = won | self.drawn
+        truncations = ~terminations & (self.steps >= self.max_steps)
+        rewards = self._rewards
+        rewards[:] = 0.0
+        if won.any():
+            rewards[won] = np.where(self.team_of_seat[None, :] == self.winner[won, None], 1.0, -1.0)
+        self._refresh(None)
+        return rewards.copy(), terminations, truncations
+
+    def _illegal(self, i: int, action: int) -> IllegalActionError:
+        if self.winner[i] >= 0 or self.drawn[i]:
+            return IllegalActionError(f"sequence_v0: table {i}: action {action} was given but the game is over")
+        legal = np.flatnonzero(self.action_mask[i])
+        shown = ", ".join(f"{x} ({self.game.action_to_string(int(x))})" for x in legal[:12])
+        return IllegalActionError(
+            f"sequence_v0: table {i}: action {action} ({self.game.action_to_string(action)}) is illegal for "
+            f"player {int(self.player[i])}; legal actions: {shown}{' ...' if len(legal) > 12 else ''}")
+
+    def _complete(self, i: int, sq: int, team: int) -> None:
+        """A run of five or more through ``sq`` at table ``i``: which windows count is the reference's rule."""
+        found = self._reference_state(i, self.rngs[i]).new_sequences(sq, team)
+        for window in found:
+            self.sequences[i][team].append(list(window))
+            self.locked[i, window] = True
+        if found:
+            self.locked[i, list(CORNER_SQUARES)] = False
+            self.seq_count[i, team] += len(found)
+            if self.seq_count[i, team] >= self.target:
+                self.winner[i] = team
+
+    def _reshuffle(self, i: int) -> None:
+        """The discards become the draw pile, shuffled by the table's generator as the reference does."""
+        pile = self.discards[i, :self.discard_len[i]].tolist()
+        self.rngs[i].shuffle(pile)
+        self.deck[i, :len(pile)] = pile
+        self.deck_len[i] = len(pile)
+        self.discard_len[i] = 0
+        self.discard_counts[i] = 0
+
+    # ------------------------------------------------------------------------------------------
+    # Masks and observations
+    def _refresh(self, rows: np.ndarray | None) -> None:
+        """Write the mask, seat and observation of ``rows`` (None: every table) into the buffers."""
+        if rows is None:
+            rows = self.rows
+            out_mask, out_obs = self.action_mask, self.observation
+            whole = True
+        else:
+            whole = False
+        player = self.player[rows]
+        team = self.team_of_seat[player]
+        board = self.board[rows, :NUM_SQUARES]
+        hand = self.hands[rows, player]
+        empty = board == EMPTY
+        m = len(rows)
+        mask = np.empty((m, NUM_ACTIONS), dtype=np.int8) if not whole else out_mask
+
+        place = (hand[:, self.square_card] > 0) & empty
+        mask[:, :WILD] = place
+        has = hand[:, self.non_jack] > 0
+        dead = has & ~empty[:, self.twin_a] & ~empty[:, self.twin_b]
+        if self.dead_cards:
+            dead &= ~self.dead_used[rows, None]
+        else:
+            dead[:] = False
+        mask[:, DEAD:PASS] = dead
+        chips = self.placed[rows] - self.removed[rows]
+        wild = ((hand[:, _JD] + hand[:, _JC]) > 0) & (chips < NUM_SQUARES - len(CORNER_SQUARES))
+        mask[:, WILD:REMOVE] = empty & wild[:, None]
+        targets = (board >= 0) & (board != CORNER) & (board != team[:, None]) & ~self.locked[rows]
+        targets &= ((hand[:, _JH] + hand[:, _JS]) > 0)[:, None]
+        mask[:, REMOVE:DEAD] = targets
+        mask[:, PASS] = ~(place.any(axis=1) | wild | targets.any(axis=1) | dead.any(axis=1))
+        over = (self.winner[rows] >= 0) | self.drawn[rows] | (self.steps[rows] >= self.max_steps)
+        if over.any():
+            mask[over] = 0
+
+        obs = np.empty((m, OBS_SIZE), dtype=np.float32) if not whole else out_obs
+        teams = self.num_teams
+        obs[:, 0:100] = board == team[:, None]
+        obs[:, 100:200] = board == ((team + 1) % teams)[:, None]
+        if teams == 3:
+            obs[:, 200:300] = board == ((team + 2) % 3)[:, None]
+        else:
+            obs[:, 200:300] = 0.0
+        if not whole:
+            obs[:, 300:400] = self.observation[0, 300:400]
+        obs[:, 400:500] = self.locked[rows]
+        obs[:, 500:600] = empty
+        np.multiply(hand[:, :52], 0.5, out=obs[:, OBS_HAND:OBS_DISCARDS])
+        np.multiply(self.discard_counts[rows, :52], 0.5, out=obs[:, OBS_DISCARDS:OBS_SCALARS])
+        counts = self.seq_count[rows]
+        target = np.float32(self.target)
+        obs[:, OBS_SCALARS] = np.minimum(1.0, counts[np.arange(m), team] / target)
+        obs[:, OBS_SCALARS + 1] = np.minimum(1.0, counts[np.arange(m), (team + 1) % teams] / target)
+        obs[:, OBS_SCALARS + 2] = np.minimum(1.0, counts[np.arange(m), (team + 2) % teams] / target) if teams == 3 else 0.0
+        obs[:, OBS_SCALARS + 3] = self.dead_used[rows]
+        obs[:, OBS_SCALARS + 4] = self.deck_len[rows] / np.float32(_DECK)
+        obs[:, OBS_SCALARS + 5] = np.minimum(1.0, self.passes[rows] / np.float32(self.num_seats))
+        if not whole:
+            self.action_mask[rows] = mask
+            self.observation[rows] = obs
+        self.current_seat[rows] = player
+
+
+__all__ = ["SequenceNumpyBackend", "WINDOWS_THROUGH"]
