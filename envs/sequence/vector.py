@@ -30,11 +30,12 @@ import numpy as np
 from envs.core import IllegalActionError, StateError
 from envs.core.fields import MAX_COUNT
 from envs.core.rng import make_rng
-from envs.sequence.board import CORNER_SQUARES, NON_JACK_KINDS, ONE_EYED_JACKS, TWO_EYED_JACKS
+from envs.sequence.board import CORNER_SQUARES, NON_JACK_KINDS, ONE_EYED_JACKS, SIZE, TWO_EYED_JACKS
 from envs.sequence.game import OBS_DISCARDS, OBS_HAND, OBS_SCALARS, OBS_SIZE, SequenceGame
 from envs.sequence.rules import (
     CORNER,
     DEAD,
+    DIRECTIONS,
     EMPTY,
     LINES,
     NUM_ACTIONS,
@@ -52,18 +53,45 @@ _DECK = 104
 
 
 def _windows_through() -> np.ndarray:
-    """(100, 20, 5) squares of every run of five through each square, padded with the off-board column."""
-    table = np.full((NUM_SQUARES, 20, WINDOW), _OFF, dtype=np.intp)
+    """(100, 4, 5, 5): for each square, direction (``rules.DIRECTIONS``) and slot, the five squares of a
+    run through the square, in the reference's order (slot ``j`` starts ``j`` squares after the first run
+    that fits on the board); slots that do not fit hold the off-board column."""
+    table = np.full((NUM_SQUARES, 4, WINDOW, WINDOW), _OFF, dtype=np.intp)
     for sq in range(NUM_SQUARES):
-        n = 0
-        for line, k in LINES[sq]:
-            for start in range(max(0, k - 4), min(k, len(line) - WINDOW) + 1):
-                table[sq, n] = line[start:start + WINDOW]
-                n += 1
+        for d, (line, k) in enumerate(LINES[sq]):
+            first = max(0, k - 4)
+            for start in range(first, min(k, len(line) - WINDOW) + 1):
+                table[sq, d, start - first] = line[start:start + WINDOW]
     return table
 
 
 WINDOWS_THROUGH = _windows_through()
+
+
+def _lines() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The board's whole lines in the four directions, for run detection by bit masks: per square and
+    direction the line's id and the bit of the square in it; per square, direction and slot of
+    :data:`WINDOWS_THROUGH` the shift of that window's first square and whether the slot exists."""
+    line_of = np.zeros((NUM_SQUARES, 4), dtype=np.intp)
+    pos = np.zeros((NUM_SQUARES, 4), dtype=np.intp)
+    length = []
+    for d, (dr, dc) in enumerate(DIRECTIONS):
+        for sq in range(NUM_SQUARES):
+            r, c = divmod(sq, SIZE)
+            if 0 <= r - dr < SIZE and 0 <= c - dc < SIZE:
+                continue  # not the first square of its line
+            p = 0
+            while 0 <= r < SIZE and 0 <= c < SIZE:
+                line_of[r * SIZE + c, d], pos[r * SIZE + c, d] = len(length), p
+                r, c, p = r + dr, c + dc, p + 1
+            length.append(p)
+    shift = np.maximum(pos - 4, 0)[:, :, None] + np.arange(WINDOW)
+    valid = (shift <= pos[:, :, None]) & (shift + WINDOW <= np.array(length)[line_of][:, :, None])
+    return line_of, (1 << pos).astype(np.int16), shift.astype(np.int16), valid
+
+
+LINE_OF, LINE_BIT, WINDOW_SHIFT, WINDOW_VALID = _lines()
+NUM_LINES = int(LINE_OF.max()) + 1
 _JD, _JC = TWO_EYED_JACKS
 _JH, _JS = ONE_EYED_JACKS
 
@@ -110,6 +138,9 @@ class SequenceNumpyBackend:
         self.target = game.sequences_to_win
         self.dead_cards = game.config["dead_cards"]
         self.team_of_seat = np.arange(seats) % teams
+        self.team8 = self.team_of_seat.astype(np.int8)
+        self.next8 = ((self.team_of_seat + 1) % teams).astype(np.int8)
+        self.after8 = ((self.team_of_seat + 2) % teams).astype(np.int8)
         layout = game.layout
         self.first_card, self.second_card = _action_cards(layout)
         self.square_card = self.first_card[:NUM_SQUARES]  # corners read the sink column (never empty)
@@ -128,6 +159,10 @@ class SequenceNumpyBackend:
         self.discard_len = np.zeros(n, dtype=np.intp)
         self.discard_counts = np.zeros((n, 53), dtype=np.int8)
         self.seq_count = np.zeros((n, 3), dtype=np.int64)
+        # Bit j of member[i, team, sq]: square sq is in the team's j-th sequence (at most 24 of them).
+        self.member = np.zeros((n, 3, NUM_SQUARES + 1), dtype=np.int32)
+        # Bit p of lines[i, team, line]: the line's p-th square holds the team's chip or a free corner.
+        self.lines = np.zeros((n, 3, NUM_LINES), dtype=np.int16)
         self.sequences: list[list[list[list[int]]]] = [[[] for _ in range(teams)] for _ in range(n)]
         self.rngs: list[Any] = [None] * n
         self.player = np.zeros(n, dtype=np.int64)
@@ -217,6 +252,11 @@ class SequenceNumpyBackend:
         else:
             self.board[i, :NUM_SQUARES] = board
         self.board[i, _OFF] = EMPTY
+        self.lines[i] = 0
+        cells = self.board[i, :NUM_SQUARES]
+        for t in range(self.num_teams):
+            squares = np.flatnonzero((cells == t) | (cells == CORNER))
+            np.bitwise_or.at(self.lines[i, t], LINE_OF[squares].ravel(), LINE_BIT[squares].ravel())
         self.deck[i, :len(deck)] = deck
         self.deck_len[i] = len(deck)
         self.discards[i, :len(discards)] = discards
@@ -226,9 +266,11 @@ class SequenceNumpyBackend:
         self.seq_count[i] = 0
         self.seq_count[i, :self.num_teams] = [len(team) for team in sequences]
         self.locked[i] = False
-        for team in sequences:
-            for s in team:
+        self.member[i] = 0
+        for t, team in enumerate(sequences):
+            for j, s in enumerate(team):
                 self.locked[i, s] = True
+                self.member[i, t, s] |= 1 << j
         self.locked[i, list(CORNER_SQUARES)] = False
         self.player[i] = player
         self.dead_used[i] = dead_used
@@ -285,7 +327,7 @@ class SequenceNumpyBackend:
             raise self._illegal(bad, int(a[bad]))
 
         player = self.player
-        team = self.team_of_seat[player]
+        team = self.team8[player]
         is_pass = a == PASS
         is_dead = (a >= DEAD) & ~is_pass
         is_remove = (a >= REMOVE) & (a < DEAD)
@@ -308,12 +350,17 @@ class SequenceNumpyBackend:
         board[rows, sq] = np.where(puts, team, np.where(is_remove, EMPTY, old))
         self.placed += puts
         self.removed += is_remove
+        lines, line, bit = self.lines, LINE_OF[sq], LINE_BIT[sq]
+        column = rows[:, None]
+        lines[column, np.where(is_remove, old, 0)[:, None], line] &= ~(bit * is_remove[:, None])
+        lines[column, team[:, None], line] |= bit * puts[:, None]
 
-        # Runs of five through the new chip: the rare tables go to the reference rule.
-        windows = board[rows[:, None, None], WINDOWS_THROUGH[sq]]
-        full = ((windows == team[:, None, None]) | (windows == CORNER)).all(axis=2).any(axis=1) & puts
-        for i in np.flatnonzero(full).tolist():
-            self._complete(i, int(sq[i]), int(team[i]))
+        # Runs of five through the new chip, from the bits of its four lines.
+        bits = lines[column, team[:, None], line]
+        full = ((bits[:, :, None] >> WINDOW_SHIFT[sq]) & 31 == 31) & WINDOW_VALID[sq]
+        hit = np.flatnonzero(full.any(axis=(1, 2)) & puts)
+        if len(hit):
+            self._complete(hit, WINDOWS_THROUGH[sq[hit]], full[hit], team[hit].astype(np.intp))
 
         # Draw (a reshuffle first where the pile ran out).
         empty_deck = moves & (self.deck_len == 0)
@@ -327,9 +374,11 @@ class SequenceNumpyBackend:
 
         # Passes and the blocked table.
         self.passes = np.where(is_pass, self.passes + 1, np.where(is_dead, self.passes, 0))
-        for i in np.flatnonzero(is_pass).tolist():
-            if self._reference_state(i, self.rngs[i]).table_blocked():
-                self.drawn[i] = True
+        passed = np.flatnonzero(is_pass)
+        if len(passed):
+            for i in passed[self._nobody_can_play(passed)].tolist():
+                if self._reference_state(i, self.rngs[i]).table_blocked():
+                    self.drawn[i] = True
 
         # The turn.
         ends_turn = ~is_dead & (is_pass | (self.winner < 0))
@@ -356,17 +405,49 @@ class SequenceNumpyBackend:
             f"sequence_v0: table {i}: action {action} ({self.game.action_to_string(action)}) is illegal for "
             f"player {int(self.player[i])}; legal actions: {shown}{' ...' if len(legal) > 12 else ''}")
 
-    def _complete(self, i: int, sq: int, team: int) -> None:
-        """A run of five or more through ``sq`` at table ``i``: which windows count is the reference's rule."""
-        found = self._reference_state(i, self.rngs[i]).new_sequences(sq, team)
-        for window in found:
-            self.sequences[i][team].append(list(window))
-            self.locked[i, window] = True
-        if found:
-            self.locked[i, list(CORNER_SQUARES)] = False
-            self.seq_count[i, team] += len(found)
-            if self.seq_count[i, team] >= self.target:
-                self.winner[i] = team
+    def _complete(self, rows: np.ndarray, through: np.ndarray, full: np.ndarray, team: np.ndarray) -> None:
+        """Tables ``rows`` have a run of five of ``team`` through the new chip (``full``: which windows of
+        ``through``, per direction and slot). The reference rule (``SequenceState.new_sequences``), in
+        arrays: a window counts if it shares at most one square with each of the team's sequences; per
+        direction the first such window counts, and also the one four squares on if there is one (nine
+        or more in a row)."""
+        member = self.member[rows[:, None, None, None], team[:, None, None, None], through]
+        shared = np.zeros(full.shape, dtype=bool)
+        for x in range(WINDOW):
+            for y in range(x + 1, WINDOW):
+                shared |= (member[..., x] & member[..., y]) != 0
+        counts = full & ~shared
+        has = counts.any(axis=2)
+        if not has.any():
+            return
+        first = counts.argmax(axis=2)
+        pair = has & (first == 0) & counts[:, :, WINDOW - 1]
+        for j, d in zip(*np.nonzero(has)):
+            i, t = int(rows[j]), int(team[j])
+            for slot in (first[j, d], WINDOW - 1) if pair[j, d] else (first[j, d],):
+                window = through[j, d, slot]
+                self.member[i, t, window] |= 1 << int(self.seq_count[i, t])
+                self.seq_count[i, t] += 1
+                self.sequences[i][t].append(window.tolist())
+                self.locked[i, window] = True
+        self.locked[np.ix_(rows, CORNER_SQUARES)] = False
+        won = self.seq_count[rows, team] >= self.target
+        self.winner[rows[won]] = team[won]
+
+    def _nobody_can_play(self, rows: np.ndarray) -> np.ndarray:
+        """Which of ``rows`` have no seat holding a card playable now (the first test of
+        ``SequenceState.table_blocked``); only those can be blocked, and go to the reference."""
+        board = self.board[rows, :NUM_SQUARES]
+        empty = board == EMPTY
+        live = empty[:, self.twin_a] | empty[:, self.twin_b]
+        hands = self.hands[rows]
+        natural = ((hands[:, :, self.non_jack] > 0) & live[:, None, :]).any(axis=2)
+        chips = self.placed[rows] - self.removed[rows]
+        wild = ((hands[:, :, _JD] + hands[:, :, _JC]) > 0) & (chips < NUM_SQUARES - len(CORNER_SQUARES))[:, None]
+        unlocked = np.stack([((board == t) & ~self.locked[rows]).any(axis=1) for t in range(self.num_teams)], axis=1)
+        targets = unlocked.sum(axis=1, keepdims=True) - unlocked > 0  # (rows, team): another team's free chip
+        remove = ((hands[:, :, _JH] + hands[:, :, _JS]) > 0) & targets[:, self.team_of_seat]
+        return ~(natural | wild | remove).any(axis=1)
 
     def _reshuffle(self, i: int) -> None:
         """The discards become the draw pile, shuffled by the table's generator as the reference does."""
@@ -381,62 +462,69 @@ class SequenceNumpyBackend:
     # Masks and observations
     def _refresh(self, rows: np.ndarray | None) -> None:
         """Write the mask, seat and observation of ``rows`` (None: every table) into the buffers."""
-        if rows is None:
+        whole = rows is None
+        if whole:
             rows = self.rows
-            out_mask, out_obs = self.action_mask, self.observation
-            whole = True
+            board = self.board[:, :NUM_SQUARES]
+            locked = self.locked
+            mask, obs = self.action_mask, self.observation
         else:
-            whole = False
+            board = self.board[rows, :NUM_SQUARES]
+            locked = self.locked[rows]
+            mask = np.empty((len(rows), NUM_ACTIONS), dtype=np.int8)
+            obs = np.empty((len(rows), OBS_SIZE), dtype=np.float32)
+            obs[:, 300:400] = self.observation[0, 300:400]
         player = self.player[rows]
-        team = self.team_of_seat[player]
-        board = self.board[rows, :NUM_SQUARES]
+        team = self.team8[player]
         hand = self.hands[rows, player]
+        held = hand > 0
         empty = board == EMPTY
-        m = len(rows)
-        mask = np.empty((m, NUM_ACTIONS), dtype=np.int8) if not whole else out_mask
+        legal = mask.view(np.bool_)
 
-        place = (hand[:, self.square_card] > 0) & empty
-        mask[:, :WILD] = place
-        has = hand[:, self.non_jack] > 0
-        dead = has & ~empty[:, self.twin_a] & ~empty[:, self.twin_b]
+        np.logical_and(held[:, self.square_card], empty, out=legal[:, :WILD])
+        chips = self.placed[rows] - self.removed[rows]
+        wild = (held[:, _JD] | held[:, _JC]) & (chips < NUM_SQUARES - len(CORNER_SQUARES))
+        np.logical_and(empty, wild[:, None], out=legal[:, WILD:REMOVE])
+        targets = legal[:, REMOVE:DEAD]
+        np.less(board.view(np.uint8), 3, out=targets)  # a chip (empty is 255 as unsigned, a corner 3)
+        targets &= board != team[:, None]
+        targets &= ~locked
+        targets &= (held[:, _JH] | held[:, _JS])[:, None]
+        dead = legal[:, DEAD:PASS]
         if self.dead_cards:
+            np.logical_and(held[:, self.non_jack], ~(empty[:, self.twin_a] | empty[:, self.twin_b]), out=dead)
             dead &= ~self.dead_used[rows, None]
         else:
             dead[:] = False
-        mask[:, DEAD:PASS] = dead
-        chips = self.placed[rows] - self.removed[rows]
-        wild = ((hand[:, _JD] + hand[:, _JC]) > 0) & (chips < NUM_SQUARES - len(CORNER_SQUARES))
-        mask[:, WILD:REMOVE] = empty & wild[:, None]
-        targets = (board >= 0) & (board != CORNER) & (board != team[:, None]) & ~self.locked[rows]
-        targets &= ((hand[:, _JH] + hand[:, _JS]) > 0)[:, None]
-        mask[:, REMOVE:DEAD] = targets
-        mask[:, PASS] = ~(place.any(axis=1) | wild | targets.any(axis=1) | dead.any(axis=1))
+        np.logical_not(legal[:, :PASS].any(axis=1), out=legal[:, PASS])
         over = (self.winner[rows] >= 0) | self.drawn[rows] | (self.steps[rows] >= self.max_steps)
         if over.any():
             mask[over] = 0
 
-        obs = np.empty((m, OBS_SIZE), dtype=np.float32) if not whole else out_obs
-        teams = self.num_teams
         obs[:, 0:100] = board == team[:, None]
-        obs[:, 100:200] = board == ((team + 1) % teams)[:, None]
-        if teams == 3:
-            obs[:, 200:300] = board == ((team + 2) % 3)[:, None]
+        obs[:, 100:200] = board == self.next8[player][:, None]
+        if self.num_teams == 3:
+            obs[:, 200:300] = board == self.after8[player][:, None]
         else:
             obs[:, 200:300] = 0.0
-        if not whole:
-            obs[:, 300:400] = self.observation[0, 300:400]
-        obs[:, 400:500] = self.locked[rows]
+        obs[:, 400:500] = locked
         obs[:, 500:600] = empty
-        np.multiply(hand[:, :52], 0.5, out=obs[:, OBS_HAND:OBS_DISCARDS])
-        np.multiply(self.discard_counts[rows, :52], 0.5, out=obs[:, OBS_DISCARDS:OBS_SCALARS])
+        part = obs[:, OBS_HAND:OBS_DISCARDS]
+        part[:] = hand[:, :52]
+        part *= 0.5
+        part = obs[:, OBS_DISCARDS:OBS_SCALARS]
+        part[:] = self.discard_counts[rows, :52]
+        part *= 0.5
         counts = self.seq_count[rows]
         target = np.float32(self.target)
-        obs[:, OBS_SCALARS] = np.minimum(1.0, counts[np.arange(m), team] / target)
-        obs[:, OBS_SCALARS + 1] = np.minimum(1.0, counts[np.arange(m), (team + 1) % teams] / target)
-        obs[:, OBS_SCALARS + 2] = np.minimum(1.0, counts[np.arange(m), (team + 2) % teams] / target) if teams == 3 else 0.0
-        obs[:, OBS_SCALARS + 3] = self.dead_used[rows]
-        obs[:, OBS_SCALARS + 4] = self.deck_len[rows] / np.float32(_DECK)
-        obs[:, OBS_SCALARS + 5] = np.minimum(1.0, self.passes[rows] / np.float32(self.num_seats))
+        at = np.arange(len(rows))
+        scalars = obs[:, OBS_SCALARS:]
+        scalars[:, 0] = np.minimum(1.0, counts[at, team] / target)
+        scalars[:, 1] = np.minimum(1.0, counts[at, self.next8[player]] / target)
+        scalars[:, 2] = np.minimum(1.0, counts[at, self.after8[player]] / target) if self.num_teams == 3 else 0.0
+        scalars[:, 3] = self.dead_used[rows]
+        scalars[:, 4] = self.deck_len[rows] / np.float32(_DECK)
+        scalars[:, 5] = np.minimum(1.0, self.passes[rows] / np.float32(self.num_seats))
         if not whole:
             self.action_mask[rows] = mask
             self.observation[rows] = obs
