@@ -147,12 +147,18 @@ class SequenceNumpyBackend:
         twins = np.array([game.squares_of[k] for k in NON_JACK_KINDS], dtype=np.intp)
         self.twin_a, self.twin_b = twins[:, 0], twins[:, 1]
         self.non_jack = np.array(NON_JACK_KINDS, dtype=np.intp)
+        # Per card column (52 is the sink), its two squares; jacks and the sink name the off-board column.
+        self.card_square = np.full((53, 2), _OFF, dtype=np.intp)
+        self.card_square[self.non_jack] = twins
+        self.square_card_all = np.append(self.square_card, _SINK)
         self.rows = np.arange(n)
 
         # The tables. Column 100 of the board and column 52 of hands and discard counts are sinks.
         self.board = np.full((n, NUM_SQUARES + 1), EMPTY, dtype=np.int8)
         self.locked = np.zeros((n, NUM_SQUARES), dtype=bool)
         self.hands = np.zeros((n, seats, 53), dtype=np.int8)
+        # placeable[i, seat, sq]: the seat holds the card printed on sq (kept in step with the hands).
+        self.placeable = np.zeros((n, seats, NUM_SQUARES + 1), dtype=bool)
         self.deck = np.zeros((n, _DECK), dtype=np.int8)
         self.deck_len = np.zeros(n, dtype=np.intp)
         self.discards = np.zeros((n, _DECK + 1), dtype=np.int8)
@@ -246,6 +252,8 @@ class SequenceNumpyBackend:
                    *, board: list[int] | None, player: int, dead_used: bool, passes: int, winner: int,
                    drawn: bool, placed: int, removed: int, steps: int) -> None:
         self.rngs[i] = rng
+        self.hands[i, :, _SINK] = 0
+        self.placeable[i] = self.hands[i][:, self.square_card_all] > 0
         if board is None:
             self.board[i, :NUM_SQUARES] = EMPTY
             self.board[i, list(CORNER_SQUARES)] = CORNER
@@ -340,6 +348,7 @@ class SequenceNumpyBackend:
         hands = self.hands
         card = np.where(hands[rows, player, card] > 0, card, self.second_card[a])
         hands[rows, player, card] -= moves
+        self._track(player, card)
         self.discards[rows, self.discard_len] = card
         self.discard_len += moves
         self.discard_counts[rows, card] += moves
@@ -370,6 +379,7 @@ class SequenceNumpyBackend:
         top = np.maximum(self.deck_len - 1, 0)
         drawn_card = np.where(draws, self.deck[rows, top], _SINK)
         hands[rows, player, drawn_card] += draws
+        self._track(player, drawn_card)
         self.deck_len -= draws
 
         # Passes and the blocked table.
@@ -395,6 +405,13 @@ class SequenceNumpyBackend:
             rewards[won] = np.where(self.team_of_seat[None, :] == self.winner[won, None], 1.0, -1.0)
         self._refresh(None)
         return rewards.copy(), terminations, truncations
+
+    def _track(self, player: np.ndarray, card: np.ndarray) -> None:
+        """Bring ``placeable`` in step after each table's ``card`` changed in ``player``'s hand."""
+        held = self.hands[self.rows, player, card] > 0
+        squares = self.card_square[card]
+        self.placeable[self.rows, player, squares[:, 0]] = held
+        self.placeable[self.rows, player, squares[:, 1]] = held
 
     def _illegal(self, i: int, action: int) -> IllegalActionError:
         if self.winner[i] >= 0 or self.drawn[i]:
@@ -481,7 +498,7 @@ class SequenceNumpyBackend:
         empty = board == EMPTY
         legal = mask.view(np.bool_)
 
-        np.logical_and(held[:, self.square_card], empty, out=legal[:, :WILD])
+        np.logical_and(self.placeable[rows, player, :NUM_SQUARES], empty, out=legal[:, :WILD])
         chips = self.placed[rows] - self.removed[rows]
         wild = (held[:, _JD] | held[:, _JC]) & (chips < NUM_SQUARES - len(CORNER_SQUARES))
         np.logical_and(empty, wild[:, None], out=legal[:, WILD:REMOVE])
