@@ -14,7 +14,8 @@ configuration. ``State.clone()`` is timed too (clones per second on positions fr
 games; search agents clone at every node), reported as a ratio to connect_four's raw_env steps.
 The machine is noisy, so every number is the best of ``--repeats`` rounds, and only ratios measured
 side by side mean anything. The speed goals: raw_env ≥ 2× connect_four raw_env, env ≥ 1.5×
-connect_four env, engine ≥ 5× connect_four env. Writes a JSON file and a bar chart.
+connect_four env, engine ≥ 5× connect_four env. Then ``envs.vector``'s backends are timed in table-steps/s (see
+:mod:`benchmarks.vector`), again beside connect_four's raw_env. Writes a JSON file and a bar chart.
 """
 
 from __future__ import annotations
@@ -230,12 +231,18 @@ def main(argv: list[str] | None = None) -> None:
                         help="rounds per measurement; the best round counts (default: %(default)s)")
     parser.add_argument("--out", default="results/benchmark",
                         help="output folder for benchmark.json and benchmark.png (default: %(default)s)")
+    parser.add_argument("--num-envs", type=int, default=1024,
+                        help="tables per envs.vector batch in the batched table (default: %(default)s)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.games) - set(envs.NAMES))
     if unknown:
         parser.error(f"unknown games {unknown}; choose from {list(envs.NAMES)}")
     report = run(args.games, args.seconds, args.repeats)
     print_table(report)
+    from benchmarks import vector
+
+    report["vector"] = vector.run(args.games, args.seconds, args.repeats, args.num_envs)
+    vector.print_table(report["vector"])
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "benchmark.json").write_text(json.dumps(report, indent=2))

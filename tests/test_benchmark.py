@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import envs
 from benchmarks import run as bench
 
 
@@ -18,4 +19,19 @@ def test_benchmark_reports_every_ratio_for_a_game(tmp_path):
     bench.print_table(report)
     bench.plot(report, tmp_path / "b.png")
     assert (tmp_path / "b.png").stat().st_size > 0
+    json.dumps(report)
+
+
+def test_vector_benchmark_reports_every_backend_beside_raw_env(tmp_path):
+    from benchmarks import vector
+
+    report = vector.run(["dojo_v0"], seconds=0.05, repeats=1, num_envs=4)
+    rows = report["results"]
+    assert [r["config"] for r in rows] == list(envs.game_class("dojo_v0").benchmark_configs)
+    for row in rows:
+        assert set(row["ratios"]) == {"python"} and row["python"]["steps_per_s"] > 0
+        assert set(row["ratios"]["python"]) == {"c4_raw_env", "raw_env", "raw_env_prefix"}
+        assert row["ratios"]["python"]["raw_env"] == row["python"]["steps_per_s"] / row["raw_env"]["steps_per_s"]
+    assert list(report["provenance"]["environments"]) == ["dojo_v0"]
+    vector.print_table(report)
     json.dumps(report)

@@ -1,0 +1,152 @@
+"""Speed of ``envs.vector``: table-steps per second of random legal play, beside raw_env and connect_four.
+
+    python -m benchmarks.vector                                   # every game, every backend, N = 1024
+    python -m benchmarks.vector --games sequence_v0 --num-envs 256 --seconds 3 --out results/vector.json
+
+For every entry of each game's ``benchmark_configs`` and every backend ``envs.vector`` has for it, the
+batch is reset and then stepped with one uniformly random legal action per table, drawn from the
+stacked masks (``VectorTables.sample_legal``, timed with the step); the figure is table-steps per second
+(``num_envs`` per call). PettingZoo's ``connect_four_v3`` raw_env and the game's own raw_env are timed
+with the AEC loop of :mod:`benchmarks.run` in the same rounds, interleaved, and the ratios divide best by
+best. A batch timed for a few seconds plays only the first actions of long games (Wizard Arena, Dojo),
+whose cost per step differs from a whole game's, so raw_env is also timed on the same prefix of each
+game (``÷prefix``). Goals: the python backend no slower per table-step than raw_env on the same
+prefix (ratio >= 1); a numpy
+backend at N = 1024 at least 20x connect_four's raw_env. ``python -m benchmarks.run`` prints the same
+table after its own. Run with one thread (``OMP_NUM_THREADS=1``) for the one-core figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import pathlib
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+import envs
+import envs.vector
+from benchmarks.run import time_env
+from envs.core.provenance import provenance
+
+#: (relative to, at least) per backend; a backend not listed has no goal.
+GOALS = {"python": ("raw_env_prefix", 1.0), "numpy": ("c4_raw_env", 20.0)}
+
+
+def time_env_prefix(make: Any, seconds: float, prefix: int) -> dict[str, float]:
+    """:func:`benchmarks.run.time_env`'s AEC loop, each game cut after its first ``prefix`` actions; the
+    resets are not timed (the batch's first deal is not timed either)."""
+    env = make()
+    rng = np.random.default_rng(0)
+    steps = seed = 0
+    timed = 0.0
+    while timed < seconds:
+        env.reset(seed=seed)
+        seed += 1
+        start = time.perf_counter()
+        for n, _agent in enumerate(env.agent_iter()):
+            obs, _reward, term, trunc, _info = env.last()
+            if term or trunc or n >= prefix:
+                break
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(len(legal))]))
+            steps += 1
+        timed += time.perf_counter() - start
+    return {"steps_per_s": steps / timed, "prefix": prefix}
+
+
+def time_vector(tables: envs.vector.VectorTables, seconds: float) -> dict[str, float]:
+    """Table-steps/s (and finished games/s) of random legal play on a batch of tables; ``calls``: how
+    many steps each table took (games longer than that were timed on their first ``calls`` actions only)."""
+    rng = np.random.default_rng(0)
+    tables.reset(seed=0)
+    calls = games = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        _obs, _rewards, _terms, _truncs, infos = tables.step(tables.sample_legal(rng))
+        games += int(infos["_final_returns"].sum())
+        calls += 1
+    elapsed = time.perf_counter() - start
+    return {"steps_per_s": calls * tables.num_envs / elapsed, "games_per_s": games / elapsed, "calls": calls}
+
+
+def run(games: list[str], seconds: float, repeats: int, num_envs: int,
+        backends: list[str] | None = None) -> dict[str, Any]:
+    """Every game configuration on every backend, with both raw_env loops re-timed beside each."""
+    from pettingzoo.classic import connect_four_v3
+
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in games:
+            raw_env = getattr(envs, name).raw_env
+            for label, config in envs.game_class(name).benchmark_configs.items():
+                chosen = [b for b in envs.vector.available_backends(name) if backends is None or b in backends]
+                tables = {b: envs.vector.make(name, num_envs, seed=0, backend=b, **config) for b in chosen}
+                make_raw = functools.partial(raw_env, **config)
+                prefixed = [f"raw_env_prefix_{b}" for b in chosen]
+                runs: dict[str, list[dict[str, float]]] = {k: [] for k in ("c4_raw_env", "raw_env", *chosen, *prefixed)}
+                for _ in range(repeats):
+                    runs["c4_raw_env"].append(time_env(connect_four_v3.raw_env, seconds))
+                    runs["raw_env"].append(time_env(make_raw, seconds))
+                    for b, t in tables.items():
+                        runs[b].append(time_vector(t, seconds))
+                        runs[f"raw_env_prefix_{b}"].append(time_env_prefix(make_raw, seconds, runs[b][-1]["calls"]))
+                best = {k: max(v, key=lambda r: r["steps_per_s"]) for k, v in runs.items()}
+                row: dict[str, Any] = {"game": name, "config": label, "num_envs": num_envs, **best, "ratios": {}}
+                for b in chosen:
+                    row["ratios"][b] = {ref: best[b]["steps_per_s"] / best[ref]["steps_per_s"]
+                                        for ref in ("c4_raw_env", "raw_env")}
+                    row["ratios"][b]["raw_env_prefix"] = best[b]["steps_per_s"] / best[f"raw_env_prefix_{b}"]["steps_per_s"]
+                row["meets_goals"] = {b: row["ratios"][b][GOALS[b][0]] >= GOALS[b][1] for b in chosen if b in GOALS}
+                rows.append(row)
+    return {"provenance": provenance(games), "seconds_per_measurement": seconds, "repeats": repeats,
+            "num_envs": num_envs, "goals": {b: {"relative_to": ref, "at_least": g} for b, (ref, g) in GOALS.items()},
+            "results": rows}
+
+
+def print_table(report: dict[str, Any]) -> None:
+    lines = [f"envs.vector, N = {report['num_envs']} tables, random legal actions from the stacked masks",
+             f"{'game':<16} {'config':<22} {'backend':<8} {'table-steps/s':>13} {'raw_env/s':>10} {'c4 raw/s':>9}"
+             f" {'÷raw_env':>9} {'÷prefix':>8} {'÷c4raw':>8}"]
+    for row in report["results"]:
+        for b, ratios in row["ratios"].items():
+            mark = "" if row["meets_goals"].get(b, True) else "!"
+            lines.append(f"{row['game']:<16} {row['config']:<22} {b:<8} {row[b]['steps_per_s']:>13,.0f} "
+                         f"{row['raw_env']['steps_per_s']:>10,.0f} {row['c4_raw_env']['steps_per_s']:>9,.0f} "
+                         f"{ratios['raw_env']:>9.2f} {ratios['raw_env_prefix']:>8.2f} {ratios['c4_raw_env']:>7.2f}{mark}")
+    lines.append("÷prefix: against raw_env playing only the first actions of each game, as many as each table took "
+                 "in the batch (a batch timed for a few seconds sees only the start of long games)")
+    lines.append("goals: python backend >= 1x ÷prefix; numpy backend >= 20x connect_four raw_env; "
+                 "'!' marks a ratio below its goal")
+    print("\n".join(lines))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", nargs="*", default=list(envs.NAMES), help="games to time (default: all)")
+    parser.add_argument("--backends", nargs="*", default=None, help="backends to time (default: every one available)")
+    parser.add_argument("--num-envs", type=int, default=1024, help="tables per batch (default: %(default)s)")
+    parser.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=2, help="rounds; the best counts (default: %(default)s)")
+    parser.add_argument("--out", default="results/benchmark/vector.json", help="JSON report (default: %(default)s)")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.games) - set(envs.NAMES))
+    if unknown:
+        parser.error(f"unknown games {unknown}; choose from {list(envs.NAMES)}")
+    if args.num_envs < 1:
+        parser.error("--num-envs must be at least 1")
+    report = run(args.games, args.seconds, args.repeats, args.num_envs, args.backends)
+    print_table(report)
+    out = pathlib.Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

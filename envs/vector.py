@@ -1,0 +1,374 @@
+"""Many tables of one game stepped in one call: the public batched API.
+
+>>> import envs.vector
+>>> tables = envs.vector.make("sequence_v0", 64, seed=0, num_teams=3)
+>>> obs, infos = tables.reset()                    # obs["observation"] (64, 710), obs["action_mask"] (64, 349)
+>>> actions = tables.sample_legal(np.random.default_rng(0))   # or any (64,) array of legal actions
+>>> obs, rewards, terminations, truncations, infos = tables.step(actions)
+
+The contract (backends are written against it; ``envs/sequence/vector.py`` is one)
+----------------------------------------------------------------------------------
+``make(name, num_envs, *, seed=None, backend="auto", max_cycles=None, **config) -> VectorTables``
+
+:class:`VectorTables` has ``game`` (the configured :class:`~envs.core.game.Game`), ``num_envs``,
+``num_seats``, ``backend`` (its name), ``max_cycles`` and ``single_observation_space`` /
+``single_action_space`` (the per-seat PettingZoo spaces of ``raw_env``).
+
+* ``reset(seed=None) -> (obs, infos)``: ``obs = {"observation": float32 (N, *obs_shape),
+  "action_mask": int8 (N, A)}`` for the seat to act at each table; ``infos = {"current_seat": int64 (N,)}``.
+* ``step(actions) -> (obs, rewards, terminations, truncations, infos)``: ``actions`` an integer array
+  (N,); each table plays its action for its seat to act (an illegal action raises
+  :class:`~envs.core.errors.IllegalActionError` naming the table, before any table moves). ``rewards``
+  float32 (N, seats), ``terminations`` / ``truncations`` bool (N,). A finished table starts its next
+  game at once (same-step autoreset), so ``obs`` of that table is the new game's first position;
+  ``infos``: ``"current_seat"`` (N,) for the returned obs, ``"final_returns"`` float32 (N, seats)
+  (zeros where nothing ended), ``"_final_returns"`` bool (N,) (where a game ended) and
+  ``"episode_length"`` int64 (N,) (actions in the game that ended; 0 where none ended).
+* Truncation follows the environment's cap: ``max_cycles`` x seats actions (the game's
+  ``default_max_cycles`` when not given), as ``raw_env`` does; truncated seats get
+  ``State.truncation_returns()``.
+* Seeding: game ``k`` (0, 1, 2, ...) of table ``i`` is dealt from :meth:`VectorTables.table_seed`
+  ``(i, k)``, a function of the batch seed, ``i`` and ``k`` only (``make(seed=...)`` or
+  ``reset(seed=...)`` sets the batch seed and restarts the game counts; ``reset()`` without a seed deals
+  every table its next game).
+* ``observe() -> obs``: the current stacked observations (copies), no stepping.
+* ``save_state(i) -> dict``: ``Game.save(state)`` of table ``i`` plus the environment's part
+  ``"env": {"steps", "max_cycles"}`` exactly as ``raw_env().save_state()`` writes it, so
+  ``Game.load`` and ``raw_env().reset(options={"state": data})`` continue it.
+  ``load_state(i, data)``: validated by ``Game.load``; an ``"env"`` part's step count carries over
+  (0 without one); table ``i`` continues from it. A finished game is refused.
+
+Backend (one per implementation, registered per game in :data:`BACKENDS`)
+  ``__init__(game, num_envs, *, max_cycles=None)``; ``reset_tables(rows, seeds)`` deals a fresh game at
+  each row from its seed exactly as ``Game.new_initial_state(seed)``; ``step(actions) -> (rewards,
+  terminations, truncations)`` for actions already checked legal (a backend may check again); buffers
+  ``observation`` / ``action_mask`` / ``current_seat`` written in place (rows of tables that just ended
+  hold anything until they are dealt again); ``save_state(i)`` / ``load_state(i, data)`` as above.
+  :class:`VectorTables` owns seeding, the autoreset and the infos.
+
+Changes from the first sketch of this contract (issue 33): backends take ``max_cycles`` (they need
+the cap for truncation and for observations that show the time left), and ``save_state`` carries the
+``"env"`` part of ``raw_env``'s save so a table's step count travels with it.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+
+import envs
+from envs.core.errors import ConfigError, IllegalActionError, StateError
+from envs.core.fields import MAX_COUNT, show
+from envs.core.game import Game, State
+from envs.core.rng import make_rng
+
+#: Backends by game: ``{game name: {backend name: "module:Class"}}``; "python" serves every game and is
+#: not listed. Modules are imported only when a backend is asked for. ``backend="auto"`` takes the
+#: first one listed for the game (the fastest measured), else "python".
+BACKENDS: dict[str, dict[str, str]] = {
+    "sequence_v0": {"numpy": "envs.sequence.vector:SequenceNumpyBackend"},
+}
+
+
+def available_backends(name: str) -> list[str]:
+    """The backends ``make`` accepts for game ``name`` (fastest first; "python" always last)."""
+    envs.game_class(name)  # a clear ValueError for an unknown game
+    found = []
+    for backend, target in BACKENDS.get(name, {}).items():
+        if _load_backend(target, required=False) is not None:
+            found.append(backend)
+    return [*found, "python"]
+
+
+def _load_backend(target: str, required: bool) -> type | None:
+    module_name, _, cls_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if required or exc.name != module_name:
+            raise
+        return None
+    return getattr(module, cls_name)
+
+
+def _check_max_cycles(game: Game, max_cycles: Any) -> int:
+    if max_cycles is None:
+        return type(game).default_max_cycles
+    if isinstance(max_cycles, (bool, np.bool_)) or not isinstance(max_cycles, (int, np.integer)) or max_cycles < 1:
+        raise ConfigError(f"{game.name}: max_cycles={max_cycles!r} is not allowed; it must be an integer >= 1")
+    return int(max_cycles)
+
+
+class Backend(abc.ABC):
+    """The tables of one backend: its state, and the buffers :class:`VectorTables` hands out."""
+
+    #: The name ``make(backend=...)`` knows it by.
+    name: ClassVar[str]
+
+    def __init__(self, game: Game, num_envs: int, *, max_cycles: int | None = None) -> None:
+        self.game = game
+        self.num_envs = num_envs
+        self.max_cycles = _check_max_cycles(game, max_cycles)
+        self.max_steps = self.max_cycles * game.num_players
+        self.observation = np.zeros((num_envs, *game.observation_shape), dtype=np.float32)
+        self.action_mask = np.zeros((num_envs, game.num_actions), dtype=np.int8)
+        self.current_seat = np.zeros(num_envs, dtype=np.int64)
+
+    @abc.abstractmethod
+    def reset_tables(self, rows: Any, seeds: Any) -> None:
+        """Deal game ``seeds[j]`` at table ``rows[j]`` (as ``Game.new_initial_state(seed)``); buffers written."""
+
+    @abc.abstractmethod
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Play ``actions`` (legal, one per table); ``(rewards (N, seats), terminations, truncations)``."""
+
+    @abc.abstractmethod
+    def save_state(self, i: int) -> dict[str, Any]:
+        """Table ``i`` as ``raw_env().save_state()`` writes it."""
+
+    @abc.abstractmethod
+    def load_state(self, i: int, data: Any) -> None:
+        """Put a saved state (validated by ``Game.load``) at table ``i``; buffers written."""
+
+
+class PythonBackend(Backend):
+    """The reference engines, one :class:`~envs.core.game.State` per table, stepped in one loop."""
+
+    name = "python"
+
+    def __init__(self, game: Game, num_envs: int, *, max_cycles: int | None = None) -> None:
+        super().__init__(game, num_envs, max_cycles=max_cycles)
+        self.states: list[State | None] = [None] * num_envs
+        self.steps = np.zeros(num_envs, dtype=np.int64)
+
+    def _write(self, i: int, state: State) -> None:
+        seat = state.current_player()
+        self.current_seat[i] = seat
+        self.action_mask[i] = state.legal_mask()
+        self.observation[i] = self.game.observe(state, seat)
+
+    def reset_tables(self, rows: Any, seeds: Any) -> None:
+        game, limit = self.game, self.max_steps
+        for i, seed in zip(rows, seeds):
+            state = game.new_initial_state(seed)
+            state.set_step_limit(limit)
+            self.states[i] = state
+            self.steps[i] = 0
+            self._write(i, state)
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n, game = self.num_envs, self.game
+        rewards = np.zeros((n, game.num_players), dtype=np.float32)
+        terminations = np.zeros(n, dtype=bool)
+        truncations = np.zeros(n, dtype=bool)
+        steps, limit = self.steps, self.max_steps
+        steps += 1
+        observe, observation, action_mask, current_seat = game.observe, self.observation, self.action_mask, self.current_seat
+        for i, (state, action, count) in enumerate(zip(self.states, actions.tolist(), steps.tolist())):
+            state.apply_unchecked(action)
+            if state.is_terminal():
+                terminations[i] = True
+                rewards[i] = state.returns()
+            elif count >= limit:
+                truncations[i] = True
+                rewards[i] = state.truncation_returns()
+            else:
+                seat = state.current_player()
+                current_seat[i] = seat
+                action_mask[i] = state.legal_mask()
+                observation[i] = observe(state, seat)
+        return rewards, terminations, truncations
+
+    def save_state(self, i: int) -> dict[str, Any]:
+        data = self.game.save(self.states[i])
+        data["env"] = {"steps": int(self.steps[i]), "max_cycles": self.max_cycles}
+        return data
+
+    def load_state(self, i: int, data: Any) -> None:
+        state = self.game.load(data)
+        state.set_step_limit(self.max_steps)
+        self.states[i] = state
+        self.steps[i] = saved_steps(data)
+        self._write(i, state)
+
+
+def saved_steps(data: dict[str, Any]) -> int:
+    """The step count of a save's ``"env"`` part (0 without one); a StateError if it is not a count."""
+    env_part = data.get("env", {"steps": 0})
+    if not isinstance(env_part, dict):
+        raise StateError(f"saved state's 'env' part must be a dict with 'steps' and 'max_cycles', got {show(env_part)}")
+    steps = env_part.get("steps", 0)
+    if type(steps) is not int or not 0 <= steps <= MAX_COUNT:
+        raise StateError(f"saved state's env.steps must be an integer in [0, {MAX_COUNT}], got {show(steps)}")
+    return steps
+
+
+def _count(value: Any, what: str, lo: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < lo:
+        raise ValueError(f"{what} must be an integer >= {lo}, got {value!r}")
+    return int(value)
+
+
+class VectorTables:
+    """``num_envs`` tables of one configured game; see the module docstring for the contract."""
+
+    def __init__(self, name: str, num_envs: int, *, seed: int | None = None, backend: str = "auto",
+                 max_cycles: int | None = None, **config: Any) -> None:
+        game_cls = envs.game_class(name)
+        num_envs = _count(num_envs, "num_envs", 1)
+        self.game: Game = game_cls(**config)
+        self.max_cycles = _check_max_cycles(self.game, max_cycles)
+        choices = available_backends(name)
+        if backend == "auto":
+            backend = choices[0]
+        if backend == "python":
+            cls: type = PythonBackend
+        elif backend in BACKENDS.get(name, {}):
+            cls = _load_backend(BACKENDS[name][backend], required=True)
+        else:
+            raise ValueError(f"{name}: backend={backend!r} is not available; choose 'auto' or one of {choices}")
+        self.backend: str = backend
+        self.num_envs = num_envs
+        self.num_seats = self.game.num_players
+        self._tables = cls(self.game, num_envs, max_cycles=self.max_cycles)
+        game = self.game
+        self.single_observation_space = spaces.Dict({
+            "observation": spaces.Box(low=game.observation_low, high=game.observation_high,
+                                      shape=tuple(game.observation_shape), dtype=game.observation_dtype),
+            "action_mask": spaces.Box(low=0, high=1, shape=(game.num_actions,), dtype=np.int8),
+        })
+        self.single_action_space = spaces.Discrete(game.num_actions)
+        self._seed = self._check_seed(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2**63)
+        self._games = np.zeros(num_envs, dtype=np.int64)  # games dealt so far at each table
+        self._lengths = np.zeros(num_envs, dtype=np.int64)  # actions in each table's current game
+        self._ready = False
+
+    # ----------------------------------------------------------------------------------------------
+    @staticmethod
+    def _check_seed(seed: Any) -> int:
+        make_rng(seed)  # the engines' rules for a seed: an integer >= 0
+        return int(seed)
+
+    def table_seed(self, table: int, game: int) -> int:
+        """The seed game ``game`` (0, 1, ...) of table ``table`` is dealt from, under the batch seed."""
+        words = np.random.SeedSequence([self._seed, int(table), int(game)]).generate_state(2, np.uint32)
+        return (int(words[0]) << 31 | int(words[1]) >> 1) & (2**63 - 1)
+
+    def _deal(self, rows: np.ndarray) -> None:
+        rows = rows.tolist()
+        seeds = [self.table_seed(i, self._games[i]) for i in rows]
+        self._tables.reset_tables(rows, seeds)
+        self._games[rows] += 1
+        self._lengths[rows] = 0
+
+    def reset(self, seed: int | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Deal every table a game: from ``seed`` (then game counts restart), or each table's next game."""
+        if seed is not None:
+            self._seed = self._check_seed(seed)
+            self._games[:] = 0
+        self._deal(np.arange(self.num_envs))
+        self._ready = True
+        return self.observe(), {"current_seat": self._tables.current_seat.copy()}
+
+    def observe(self) -> dict[str, np.ndarray]:
+        """The current stacked observations and masks (copies) of the seat to act at each table."""
+        self._need_reset("observe")
+        tables = self._tables
+        return {"observation": tables.observation.copy(), "action_mask": tables.action_mask.copy()}
+
+    @property
+    def current_seat(self) -> np.ndarray:
+        """The seat to act at each table (a copy)."""
+        self._need_reset("current_seat")
+        return self._tables.current_seat.copy()
+
+    def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        self._need_reset("step")
+        actions = self._check_actions(actions)
+        rewards, terminations, truncations = self._tables.step(actions)
+        self._lengths += 1
+        ended = terminations | truncations
+        final = np.zeros_like(rewards)
+        lengths = np.zeros(self.num_envs, dtype=np.int64)
+        if ended.any():
+            final[ended] = rewards[ended]
+            lengths[ended] = self._lengths[ended]
+            self._deal(np.flatnonzero(ended))
+        infos = {"current_seat": self._tables.current_seat.copy(), "final_returns": final,
+                 "_final_returns": ended, "episode_length": lengths}
+        return self.observe(), rewards, terminations, truncations, infos
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        a = np.asarray(actions)
+        n, num_actions, name = self.num_envs, self.game.num_actions, self.game.name
+        if a.shape != (n,) or a.dtype.kind not in "iu":
+            raise IllegalActionError(f"{name}: step needs one integer action per table, an array of shape ({n},); "
+                                     f"got shape {a.shape} of dtype {a.dtype}")
+        outside = (a < 0) | (a >= num_actions)
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
+            raise IllegalActionError(f"{name}: table {i}: action {int(a[i])} is outside [0, {num_actions})")
+        a = a.astype(np.int64, copy=False)
+        legal = self._tables.action_mask[np.arange(n), a]
+        if not legal.all():
+            i = int(np.flatnonzero(legal == 0)[0])
+            action = int(a[i])
+            allowed = np.flatnonzero(self._tables.action_mask[i]).tolist()
+            shown = ", ".join(f"{x} ({self.game.action_to_string(x)})" for x in allowed[:12])
+            more = f" and {len(allowed) - 12} more" if len(allowed) > 12 else ""
+            raise IllegalActionError(
+                f"{name}: table {i}: action {action} ({self.game.action_to_string(action)}) is illegal for seat "
+                f"{int(self._tables.current_seat[i])}; legal actions: {shown}{more} (no table moved)")
+        return a
+
+    def sample_legal(self, rng: np.random.Generator) -> np.ndarray:
+        """One uniformly random legal action per table (for random play and benchmarks)."""
+        self._need_reset("sample_legal")
+        noise = rng.random(self._tables.action_mask.shape)
+        return np.argmax(np.where(self._tables.action_mask > 0, noise, -1.0), axis=1)
+
+    # ----------------------------------------------------------------------------------------------
+    def _row(self, i: Any) -> int:
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_envs:
+            raise IndexError(f"{self.game.name}: table index must be an integer in [0, {self.num_envs}), got {i!r}")
+        return int(i)
+
+    def save_state(self, i: int) -> dict[str, Any]:
+        """Table ``i`` as ``raw_env().save_state()`` writes it (``Game.save`` plus the ``"env"`` part)."""
+        self._need_reset("save_state")
+        return self._tables.save_state(self._row(i))
+
+    def load_state(self, i: int, data: Any) -> None:
+        """Table ``i`` continues from ``data`` (validated by ``Game.load``; a finished game is refused)."""
+        self._need_reset("load_state")
+        i = self._row(i)
+        state = self.game.load(data)  # every check, with the engine's messages
+        if state.is_terminal():
+            raise StateError(f"{self.game.name}: table {i} cannot continue a finished game; load a game that goes on")
+        steps = saved_steps(data)
+        if steps >= self._tables.max_steps:
+            raise StateError(f"{self.game.name}: table {i} cannot take a game saved after {steps} actions: this "
+                             f"batch truncates games at {self._tables.max_steps} (max_cycles={self.max_cycles})")
+        self._tables.load_state(i, data)
+        self._lengths[i] = steps
+
+    def _need_reset(self, what: str) -> None:
+        if not self._ready:
+            raise RuntimeError(f"{self.game.name}: call reset() before {what}()")
+
+    def __repr__(self) -> str:
+        return (f"VectorTables({self.game!r}, num_envs={self.num_envs}, backend={self.backend!r}, "
+                f"max_cycles={self.max_cycles})")
+
+
+def make(name: str, num_envs: int, *, seed: int | None = None, backend: str = "auto",
+         max_cycles: int | None = None, **config: Any) -> VectorTables:
+    """``num_envs`` tables of game ``name`` configured by ``config``; see the module docstring."""
+    return VectorTables(name, num_envs, seed=seed, backend=backend, max_cycles=max_cycles, **config)
+
+
+__all__ = ["BACKENDS", "Backend", "PythonBackend", "VectorTables", "available_backends", "make", "saved_steps"]

@@ -1,0 +1,234 @@
+"""envs.vector: a batch of tables plays exactly the games that N independent raw_env would."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import envs
+import envs.vector as vector
+from envs.core import ConfigError, IllegalActionError, StateError
+
+FAMILIES = [(name, label, config) for name in envs.NAMES
+            for label, config in envs.game_class(name).config_families.items()]
+# Short caps make truncation and autoreset happen within a short test for every game.
+CAP = {"sequence_v0": 20, "pans_trial_v0": 12, "dojo_v0": 6, "wizard_arena_v0": 4}
+
+
+def reference_tables(tables, config, max_cycles):
+    """One raw_env per table, dealt the game the batch dealt there."""
+    refs = []
+    for i in range(tables.num_envs):
+        env = envs.make(tables.game.name, raw=True, max_cycles=max_cycles, **config)
+        env.reset(seed=tables.table_seed(i, 0))
+        refs.append(env)
+    return refs
+
+
+def assert_table_matches(tables, obs, seats, i, env):
+    agent = env.agent_selection
+    expected = env.observe(agent)
+    assert seats[i] == env.seat_of(agent), f"table {i}: seat to act"
+    np.testing.assert_array_equal(obs["action_mask"][i], expected["action_mask"], err_msg=f"table {i}: mask")
+    np.testing.assert_array_equal(obs["observation"][i], expected["observation"], err_msg=f"table {i}: observation")
+
+
+def play_against_reference(tables, config, max_cycles, steps, rng):
+    """Random legal play on the batch and on one raw_env per table; everything must agree."""
+    refs = reference_tables(tables, config, max_cycles)
+    games = [0] * tables.num_envs
+    obs, infos = tables.reset()
+    ended_total = truncated_total = 0
+    for i, env in enumerate(refs):
+        assert_table_matches(tables, obs, infos["current_seat"], i, env)
+    for _ in range(steps):
+        actions = tables.sample_legal(rng)
+        obs, rewards, terms, truncs, infos = tables.step(actions)
+        assert rewards.dtype == np.float32 and rewards.shape == (tables.num_envs, tables.num_seats)
+        for i, env in enumerate(refs):
+            env.step(int(actions[i]))
+            expected = np.array([env.rewards[a] for a in env.possible_agents], dtype=np.float32)
+            np.testing.assert_array_equal(rewards[i], expected, err_msg=f"table {i}: rewards")
+            agent = env.agent_selection
+            assert terms[i] == env.terminations[agent] and truncs[i] == env.truncations[agent], f"table {i}: ends"
+            assert infos["_final_returns"][i] == (terms[i] or truncs[i])
+            if terms[i] or truncs[i]:
+                np.testing.assert_array_equal(infos["final_returns"][i], expected)
+                assert infos["episode_length"][i] == env.num_steps
+                ended_total += 1
+                truncated_total += bool(truncs[i])
+                games[i] += 1
+                env.reset(seed=tables.table_seed(i, games[i]))
+            else:
+                assert not infos["final_returns"][i].any() and infos["episode_length"][i] == 0
+            assert_table_matches(tables, obs, infos["current_seat"], i, env)
+    return ended_total, truncated_total
+
+
+@pytest.mark.parametrize(("name", "label", "config"), FAMILIES, ids=[f"{n}-{lab}" for n, lab, _ in FAMILIES])
+def test_python_backend_plays_the_games_of_independent_raw_envs(name, label, config):
+    cap = CAP[name]
+    tables = vector.make(name, 3, seed=11, backend="python", max_cycles=cap, **config)
+    assert tables.backend == "python"
+    steps = 3 * cap * tables.num_seats + 5  # every table reaches the cap at least twice
+    ended, _ = play_against_reference(tables, config, cap, steps, np.random.default_rng(5))
+    assert ended >= tables.num_envs  # ended by the rules or by the cap, every table at least once
+
+
+def test_games_that_end_by_the_rules_autoreset_with_their_returns():
+    # Pan's Trial without a tight cap ends by the rules; the autoreset hands out the next seeded game.
+    tables = vector.make("pans_trial_v0", 4, seed=3, backend="python")
+    ended, truncated = play_against_reference(tables, {}, None, 400, np.random.default_rng(1))
+    assert ended >= 4 and truncated == 0
+
+
+def test_seeding_is_a_function_of_batch_seed_table_and_game_count():
+    a = vector.make("sequence_v0", 4, seed=7)
+    b = vector.make("sequence_v0", 4, seed=0)
+    first = a.reset()[0]["observation"]
+    np.testing.assert_array_equal(b.reset(seed=7)[0]["observation"], first)
+    nxt = a.reset()[0]["observation"]  # no seed: every table's next game
+    assert not np.array_equal(nxt, first)
+    assert a.table_seed(2, 1) == b.table_seed(2, 1) != a.table_seed(1, 2)
+    np.testing.assert_array_equal(a.reset(seed=7)[0]["observation"], first)
+    assert len({a.table_seed(i, k) for i in range(50) for k in range(50)}) == 2500
+
+
+def test_save_hands_a_table_to_the_reference_engine_and_back():
+    rng = np.random.default_rng(0)
+    tables = vector.make("sequence_v0", 3, seed=2, backend="python", players_per_team=2)
+    tables.reset()
+    for _ in range(25):
+        tables.step(tables.sample_legal(rng))
+    data = json.loads(json.dumps(tables.save_state(1)))
+    # The reference engine and raw_env both continue it.
+    assert envs.make_game("sequence_v0", players_per_team=2).load(data).to_dict() == data["state"]
+    env = envs.make("sequence_v0", raw=True, players_per_team=2)
+    env.reset(options={"state": data})
+    assert env.num_steps == data["env"]["steps"] == 25
+    for _ in range(30):
+        obs = tables.observe()
+        assert_table_matches(tables, obs, tables.current_seat, 1, env)
+        actions = tables.sample_legal(rng)
+        tables.step(actions)
+        env.step(int(actions[1]))
+    # And back: the raw_env's position, loaded at another table, plays on as the raw_env does.
+    tables.load_state(0, env.save_state())
+    obs = tables.observe()
+    assert_table_matches(tables, obs, tables.current_seat, 0, env)
+    assert tables.save_state(0) == env.save_state()
+    actions = tables.sample_legal(rng)
+    tables.step(actions)
+    env.step(int(actions[0]))
+    assert_table_matches(tables, tables.observe(), tables.current_seat, 0, env)
+
+
+def test_a_loaded_table_keeps_its_step_count_for_truncation():
+    tables = vector.make("dojo_v0", 2, seed=1, max_cycles=3)
+    tables.reset()
+    limit = 3 * tables.num_seats
+    env = envs.make("dojo_v0", raw=True)
+    env.reset(seed=4)
+    for _ in range(limit - 1):
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    tables.load_state(1, env.save_state())
+    actions = tables.sample_legal(np.random.default_rng(0))
+    _, _, terms, truncs, infos = tables.step(actions)
+    assert truncs[1] and not terms[1] and infos["episode_length"][1] == limit
+
+
+def test_bad_arguments_are_refused_with_what_is_allowed():
+    with pytest.raises(ValueError, match="unknown game"):
+        vector.make("chess_v0", 2)
+    with pytest.raises(ValueError, match="num_envs must be an integer >= 1"):
+        vector.make("dojo_v0", 0)
+    with pytest.raises(ValueError, match="backend='gpu' is not available; choose 'auto' or one of"):
+        vector.make("dojo_v0", 2, backend="gpu")
+    with pytest.raises(ConfigError, match="max_cycles"):
+        vector.make("dojo_v0", 2, max_cycles=0)
+    with pytest.raises(ConfigError, match="unknown config keyword"):
+        vector.make("dojo_v0", 2, colour="red")
+    with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+        vector.make("dojo_v0", 2, seed=-1)
+    tables = vector.make("sequence_v0", 3, seed=0, backend="python")
+    with pytest.raises(RuntimeError, match="call reset"):
+        tables.step(np.zeros(3, dtype=np.int64))
+    obs, _ = tables.reset()
+    with pytest.raises(IllegalActionError, match=r"shape \(3,\)"):
+        tables.step(np.zeros(2, dtype=np.int64))
+    with pytest.raises(IllegalActionError, match="dtype float64"):
+        tables.step(np.zeros(3))
+    with pytest.raises(IllegalActionError, match=r"table 1: action 100000 is outside"):
+        tables.step(np.array([0, 100000, 0]))
+    actions = tables.sample_legal(np.random.default_rng(0))
+    illegal = int(np.flatnonzero(obs["action_mask"][2] == 0)[0])
+    actions[2] = illegal
+    before = tables.save_state(0)
+    with pytest.raises(IllegalActionError, match=rf"table 2: action {illegal} \(.*\) is illegal for seat 0"):
+        tables.step(actions)
+    assert tables.save_state(0) == before  # no table moved
+    with pytest.raises(IndexError, match=r"table index must be an integer in \[0, 3\)"):
+        tables.save_state(3)
+    other = vector.make("dojo_v0", 1, seed=0)
+    other.reset()
+    with pytest.raises(StateError, match="belongs to game"):
+        tables.load_state(0, other.save_state(0))
+    with pytest.raises(StateError, match="different config"):
+        tables.load_state(0, _saved("sequence_v0", num_teams=3))
+
+
+def _saved(name, **config):
+    t = vector.make(name, 1, seed=0, **config)
+    t.reset()
+    return t.save_state(0)
+
+
+def test_a_finished_game_cannot_sit_at_a_table():
+    env = envs.make("pans_trial_v0", raw=True)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
+        legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+        env.step(int(rng.choice(legal)))
+    tables = vector.make("pans_trial_v0", 2, seed=0)
+    tables.reset()
+    with pytest.raises(StateError, match="cannot continue a finished game"):
+        tables.load_state(0, env.save_state())
+
+
+def test_spaces_are_raw_envs_and_auto_picks_a_registered_backend():
+    tables = vector.make("wizard_arena_v0", 2, seed=0, num_bots=2, map_size=8)
+    env = envs.make("wizard_arena_v0", raw=True, num_bots=2, map_size=8)
+    assert tables.single_observation_space == env.observation_space("player_0")
+    assert tables.single_action_space == env.action_space("player_0")
+    assert tables.num_seats == 2 and tables.backend == vector.available_backends("wizard_arena_v0")[0] == "python"
+    assert vector.available_backends("sequence_v0")[-1] == "python"
+    obs, infos = tables.reset()
+    assert obs["observation"].dtype == np.float32 and obs["action_mask"].dtype == np.int8
+    assert infos["current_seat"].dtype == np.int64
+
+
+class CountingBackend(vector.PythonBackend):
+    """A registered backend for the registry test: the python one, counting its steps."""
+
+    name = "counting"
+    calls = 0
+
+    def step(self, actions):
+        CountingBackend.calls += 1
+        return super().step(actions)
+
+
+def test_auto_takes_the_first_registered_backend_that_imports(monkeypatch):
+    monkeypatch.setitem(vector.BACKENDS, "dojo_v0", {"missing": "tests.no_such_module:Backend",
+                                                     "counting": "tests.test_vector:CountingBackend"})
+    assert vector.available_backends("dojo_v0") == ["counting", "python"]
+    tables = vector.make("dojo_v0", 2, seed=0)
+    assert tables.backend == "counting"
+    tables.reset()
+    tables.step(tables.sample_legal(np.random.default_rng(0)))
+    assert CountingBackend.calls == 1
+    with pytest.raises(ModuleNotFoundError):
+        vector.make("dojo_v0", 2, backend="missing")
