@@ -46,6 +46,7 @@ from envs.sequence.rules import (
     WINDOW,
     SequenceState,
 )
+from envs.vector import Backend
 
 _SINK = 52  # hand / discard column that absorbs the writes of actions that move no card
 _OFF = NUM_SQUARES  # board column that is never a chip: pads the window index table
@@ -109,7 +110,7 @@ def _action_cards(layout: list[int]) -> tuple[np.ndarray, np.ndarray]:
     return first, second
 
 
-class SequenceNumpyBackend:
+class SequenceNumpyBackend(Backend):
     """``num_envs`` tables of ``game`` (a configured :class:`SequenceGame`) stepped together.
 
     Buffers, written in place after every :meth:`reset_tables`, :meth:`step` and :meth:`load_state`:
@@ -120,21 +121,17 @@ class SequenceNumpyBackend:
     the game's, 500).
     """
 
+    name = "numpy"
+
     def __init__(self, game: SequenceGame, num_envs: int, *, max_cycles: int | None = None) -> None:
         if not isinstance(game, SequenceGame):
             raise TypeError(f"SequenceNumpyBackend steps sequence_v0 games only, got {game!r}")
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
-        if max_cycles is None:
-            max_cycles = game.default_max_cycles
-        if isinstance(max_cycles, bool) or not isinstance(max_cycles, (int, np.integer)) or max_cycles < 1:
-            raise ValueError(f"max_cycles must be an integer >= 1, got {max_cycles!r}")
-        self.game = game
-        self.num_envs = n = int(num_envs)
-        self.max_cycles = int(max_cycles)
+        super().__init__(game, int(num_envs), max_cycles=max_cycles)  # max_cycles, max_steps and the buffers
+        n = self.num_envs
         seats = self.num_seats = game.num_players
         teams = self.num_teams = game.num_teams
-        self.max_steps = self.max_cycles * seats
         self.target = game.sequences_to_win
         self.dead_cards = game.config["dead_cards"]
         self.team_of_seat = np.arange(seats) % teams
@@ -180,11 +177,7 @@ class SequenceNumpyBackend:
         self.removed = np.zeros(n, dtype=np.int64)
         self.steps = np.zeros(n, dtype=np.int64)
 
-        # The buffers handed out.
-        self.observation = np.zeros((n, OBS_SIZE), dtype=np.float32)
         self.observation[:, 300 + np.array(CORNER_SQUARES)] = 1.0  # the free-corner plane never changes
-        self.action_mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
-        self.current_seat = np.zeros(n, dtype=np.int64)
         self._rewards = np.zeros((n, seats), dtype=np.float32)
         self._dealt = np.zeros(n, dtype=bool)
 

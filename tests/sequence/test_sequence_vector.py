@@ -14,7 +14,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from envs import sequence_v0
+from envs import sequence_v0, vector
 from envs.core import IllegalActionError, StateError
 from envs.sequence.board import kind, label
 from envs.sequence.game import SequenceGame
@@ -263,6 +263,29 @@ def test_a_saved_table_continues_identically_in_raw_env():
             backend.reset_tables(done, [int(d) + 100 for d in done])
     else:
         pytest.fail("the table never finished")
+
+
+@pytest.mark.parametrize("config", [{}, {"num_teams": 3, "players_per_team": 2, "layout": "generated"}])
+def test_envs_vector_numpy_equals_python_backend(config):
+    numpy_tables = vector.make("sequence_v0", 6, seed=4, backend="numpy", max_cycles=40, **config)
+    python_tables = vector.make("sequence_v0", 6, seed=4, backend="python", max_cycles=40, **config)
+    assert numpy_tables.backend == "numpy" and vector.available_backends("sequence_v0")[0] == "numpy"
+    (obs_n, info_n), (obs_p, info_p) = numpy_tables.reset(), python_tables.reset()
+    rng = np.random.default_rng(1)
+    ended = 0
+    for _ in range(300):
+        for key in obs_n:
+            assert np.array_equal(obs_n[key], obs_p[key])
+        assert np.array_equal(info_n["current_seat"], info_p["current_seat"])
+        actions = numpy_tables.sample_legal(rng)
+        obs_n, rew_n, term_n, trunc_n, info_n = numpy_tables.step(actions)
+        obs_p, rew_p, term_p, trunc_p, info_p = python_tables.step(actions)
+        assert np.array_equal(rew_n, rew_p) and np.array_equal(term_n, term_p) and np.array_equal(trunc_n, trunc_p)
+        assert np.array_equal(info_n["final_returns"], info_p["final_returns"])
+        ended += int((term_n | trunc_n).sum())
+    assert ended > 6
+    assert numpy_tables.save_state(2) == {**python_tables.save_state(2), "state": {
+        **python_tables.save_state(2)["state"], "hands": [sorted(h) for h in python_tables.save_state(2)["state"]["hands"]]}}
 
 
 def test_windows_through_each_square_are_the_runs_of_five_containing_it():
