@@ -156,6 +156,8 @@ class SequenceNumpyBackend(Backend):
         self.hands = np.zeros((n, seats, 53), dtype=np.int8)
         # placeable[i, seat, sq]: the seat holds the card printed on sq (kept in step with the hands).
         self.placeable = np.zeros((n, seats, NUM_SQUARES + 1), dtype=bool)
+        # covered[i, card]: both squares of the card hold a chip (jacks and the sink: False).
+        self.covered = np.zeros((n, 53), dtype=bool)
         self.deck = np.zeros((n, _DECK), dtype=np.int8)
         self.deck_len = np.zeros(n, dtype=np.intp)
         self.discards = np.zeros((n, _DECK + 1), dtype=np.int8)
@@ -253,6 +255,8 @@ class SequenceNumpyBackend(Backend):
         else:
             self.board[i, :NUM_SQUARES] = board
         self.board[i, _OFF] = EMPTY
+        cells = self.board[i]
+        self.covered[i] = (cells[self.card_square[:, 0]] != EMPTY) & (cells[self.card_square[:, 1]] != EMPTY)
         self.lines[i] = 0
         cells = self.board[i, :NUM_SQUARES]
         for t in range(self.num_teams):
@@ -345,11 +349,15 @@ class SequenceNumpyBackend(Backend):
         self.discards[rows, self.discard_len] = card
         self.discard_len += moves
         self.discard_counts[rows, card] += moves
+        self.observation[rows, OBS_DISCARDS + card] += 0.5 * moves  # the sink lands on a scalar, rewritten below
 
         # The board.
         board = self.board
         old = board[rows, sq]
         board[rows, sq] = np.where(puts, team, np.where(is_remove, EMPTY, old))
+        printed = self.square_card_all[sq]
+        twins = self.card_square[printed]
+        self.covered[rows, printed] = (board[rows, twins[:, 0]] != EMPTY) & (board[rows, twins[:, 1]] != EMPTY)
         self.placed += puts
         self.removed += is_remove
         lines, line, bit = self.lines, LINE_OF[sq], LINE_BIT[sq]
@@ -467,6 +475,7 @@ class SequenceNumpyBackend(Backend):
         self.deck_len[i] = len(pile)
         self.discard_len[i] = 0
         self.discard_counts[i] = 0
+        self.observation[i, OBS_DISCARDS:OBS_SCALARS] = 0.0
 
     # ------------------------------------------------------------------------------------------
     # Masks and observations
@@ -502,7 +511,7 @@ class SequenceNumpyBackend(Backend):
         targets &= (held[:, _JH] | held[:, _JS])[:, None]
         dead = legal[:, DEAD:PASS]
         if self.dead_cards:
-            np.logical_and(held[:, self.non_jack], ~(empty[:, self.twin_a] | empty[:, self.twin_b]), out=dead)
+            dead[:] = (held & self.covered[rows])[:, self.non_jack]
             dead &= ~self.dead_used[rows, None]
         else:
             dead[:] = False
@@ -522,9 +531,10 @@ class SequenceNumpyBackend(Backend):
         part = obs[:, OBS_HAND:OBS_DISCARDS]
         part[:] = hand[:, :52]
         part *= 0.5
-        part = obs[:, OBS_DISCARDS:OBS_SCALARS]
-        part[:] = self.discard_counts[rows, :52]
-        part *= 0.5
+        if not whole:  # a step updates the discard counts where they change
+            part = obs[:, OBS_DISCARDS:OBS_SCALARS]
+            part[:] = self.discard_counts[rows, :52]
+            part *= 0.5
         counts = self.seq_count[rows]
         target = np.float32(self.target)
         at = np.arange(len(rows))
