@@ -453,19 +453,30 @@ class SequenceNumpyBackend(Backend):
         self.winner[rows[won]] = team[won]
 
     def _nobody_can_play(self, rows: np.ndarray) -> np.ndarray:
-        """Which of ``rows`` have no seat holding a card playable now (the first test of
-        ``SequenceState.table_blocked``); only those can be blocked, and go to the reference."""
+        """Which of ``rows`` look blocked: ``SequenceState.table_blocked`` in arrays (no seat holds a
+        card playable now, and no seat that can still draw, holding a dead card with exchanges on, could
+        draw one from the pile or the discards: the cards in no hand). Only those go to the reference."""
         board = self.board[rows, :NUM_SQUARES]
         empty = board == EMPTY
         live = empty[:, self.twin_a] | empty[:, self.twin_b]
-        hands = self.hands[rows]
-        natural = ((hands[:, :, self.non_jack] > 0) & live[:, None, :]).any(axis=2)
+        hands = self.hands[rows, :, :52]
         chips = self.placed[rows] - self.removed[rows]
-        wild = ((hands[:, :, _JD] + hands[:, :, _JC]) > 0) & (chips < NUM_SQUARES - len(CORNER_SQUARES))[:, None]
         unlocked = np.stack([((board == t) & ~self.locked[rows]).any(axis=1) for t in range(self.num_teams)], axis=1)
-        targets = unlocked.sum(axis=1, keepdims=True) - unlocked > 0  # (rows, team): another team's free chip
-        remove = ((hands[:, :, _JH] + hands[:, :, _JS]) > 0) & targets[:, self.team_of_seat]
-        return ~(natural | wild | remove).any(axis=1)
+        targets = (unlocked.sum(axis=1, keepdims=True) - unlocked > 0)[:, self.team_of_seat]  # (rows, seat)
+        wild_ok = (chips < NUM_SQUARES - len(CORNER_SQUARES))[:, None]
+
+        def playable(cards: np.ndarray) -> np.ndarray:  # (rows, seat, 52) held -> (rows, seat) any playable
+            natural = (cards[:, :, self.non_jack] & live[:, None, :]).any(axis=2)
+            return natural | ((cards[:, :, _JD] | cards[:, :, _JC]) & wild_ok) | \
+                ((cards[:, :, _JH] | cards[:, :, _JS]) & targets)
+
+        held = hands > 0
+        can_play = playable(held)
+        if self.dead_cards:
+            pool = np.broadcast_to((2 - hands.sum(axis=1, dtype=np.int64) > 0)[:, None, :], held.shape)
+            can_draw = held[:, :, self.non_jack].any(axis=2)
+            can_play |= can_draw & playable(pool)
+        return ~can_play.any(axis=1)
 
     def _reshuffle(self, i: int) -> None:
         """The discards become the draw pile, shuffled by the table's generator as the reference does."""
