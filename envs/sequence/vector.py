@@ -257,11 +257,10 @@ class SequenceNumpyBackend(Backend):
         self.board[i, _OFF] = EMPTY
         cells = self.board[i]
         self.covered[i] = (cells[self.card_square[:, 0]] != EMPTY) & (cells[self.card_square[:, 1]] != EMPTY)
-        self.lines[i] = 0
         cells = self.board[i, :NUM_SQUARES]
-        for t in range(self.num_teams):
-            squares = np.flatnonzero((cells == t) | (cells == CORNER))
-            np.bitwise_or.at(self.lines[i, t], LINE_OF[squares].ravel(), LINE_BIT[squares].ravel())
+        for t in range(self.num_teams):  # a line's bits are distinct, so their sum is their union
+            on = ((cells == t) | (cells == CORNER))[:, None] * LINE_BIT
+            self.lines[i, t] = np.bincount(LINE_OF.ravel(), weights=on.ravel(), minlength=NUM_LINES)
         self.deck[i, :len(deck)] = deck
         self.deck_len[i] = len(deck)
         self.discards[i, :len(discards)] = discards
