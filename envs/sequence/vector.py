@@ -51,6 +51,7 @@ from envs.vector import Backend
 _SINK = 52  # hand / discard column that absorbs the writes of actions that move no card
 _OFF = NUM_SQUARES  # board column that is never a chip: pads the window index table
 _DECK = 104
+_FRESH_DECK = tuple(k for k in range(52) for _ in range(2))  # the reference's unshuffled two decks
 
 
 def _windows_through() -> np.ndarray:
@@ -180,6 +181,12 @@ class SequenceNumpyBackend(Backend):
         self.steps = np.zeros(n, dtype=np.int64)
 
         self.observation[:, 300 + np.array(CORNER_SQUARES)] = 1.0  # the free-corner plane never changes
+        self._fresh_board = np.full(NUM_SQUARES + 1, EMPTY, dtype=np.int8)
+        self._fresh_board[list(CORNER_SQUARES)] = CORNER
+        corners = np.zeros(NUM_LINES, dtype=np.int16)
+        np.bitwise_or.at(corners, LINE_OF[list(CORNER_SQUARES)].ravel(), LINE_BIT[list(CORNER_SQUARES)].ravel())
+        self._fresh_lines = np.zeros((3, NUM_LINES), dtype=np.int16)
+        self._fresh_lines[:teams] = corners
         self._rewards = np.zeros((n, seats), dtype=np.float32)
         self._dealt = np.zeros(n, dtype=bool)
 
@@ -193,20 +200,43 @@ class SequenceNumpyBackend(Backend):
         seeds = list(seeds)
         if len(seeds) != len(rows):
             raise ValueError(f"reset_tables: {len(rows)} rows but {len(seeds)} seeds")
+        if len(set(rows)) != len(rows):
+            raise ValueError(f"reset_tables: a table is listed twice in {rows}")
         players, size = self.num_seats, self.game.hand_size
-        for i, seed in zip(rows, seeds):
+        dealt = _DECK - size * players
+        decks = np.empty((len(rows), _DECK), dtype=np.int8)
+        for j, seed in enumerate(seeds):  # the reference deal: shuffle, then pop round the table
             rng = make_rng(seed)
-            deck = [k for k in range(52) for _ in range(2)]
+            deck = list(_FRESH_DECK)
             rng.shuffle(deck)
-            hands = self.hands[i]
-            hands[:] = 0
-            dealt = len(deck) - size * players
-            for j, card in enumerate(reversed(deck[dealt:])):  # the reference pops round the table
-                hands[j % players, card] += 1
-            self._set_table(i, rng, deck[:dealt], [], [[] for _ in range(self.num_teams)],
-                            board=None, player=0, dead_used=False, passes=0, winner=-1, drawn=False,
-                            placed=0, removed=0, steps=0)
-        self._refresh(np.array(rows, dtype=np.intp))
+            decks[j] = deck
+            self.rngs[rows[j]] = rng
+        at = np.array(rows, dtype=np.intp)
+        self.deck[at] = decks
+        self.deck_len[at] = dealt
+        popped = decks[:, dealt:][:, ::-1]  # the top card (last) goes to seat 0, the next to seat 1, ...
+        hands = np.zeros((len(rows), players, 53), dtype=np.int8)
+        seat = np.arange(size * players) % players
+        np.add.at(hands, (np.arange(len(rows))[:, None], seat[None, :], popped.astype(np.intp)), 1)
+        self.hands[at] = hands
+        self.placeable[at] = hands[:, :, self.square_card_all] > 0
+        self.board[at] = self._fresh_board
+        self.covered[at] = False
+        self.lines[at] = self._fresh_lines
+        self.discard_len[at] = 0
+        self.discard_counts[at] = 0
+        for i in rows:
+            self.sequences[i] = [[] for _ in range(self.num_teams)]
+        self.seq_count[at] = 0
+        self.member[at] = 0
+        self.locked[at] = False
+        for name in ("player", "passes", "placed", "removed", "steps"):
+            getattr(self, name)[at] = 0
+        self.dead_used[at] = False
+        self.drawn[at] = False
+        self.winner[at] = -1
+        self._dealt[at] = True
+        self._refresh(at)
 
     def save_state(self, i: int) -> dict[str, Any]:
         """Table ``i`` as ``Game.save`` writes it (plus the environment's ``env`` part: steps taken and
