@@ -5,17 +5,19 @@ exactly the rules of :mod:`envs.sequence.rules` (the reference engine), proved b
 ``tests/sequence/test_sequence_vector.py``: the same masks, observations, rewards and ends for the same
 states, with tables handed back and forth through :meth:`save_state` / :meth:`load_state`.
 
-What is stepped with array operations, for all tables at once: the legal masks (from the hand counts and
-the board), playing the card, placing and removing chips, finding which tables completed a run of five
-(only the windows through the changed square, from a precomputed index table), the discard pile, drawing,
-dead-card exchanges, turn order, truncation, rewards and the 710 observation values, written into
-preallocated buffers.
+What is stepped with array operations, for all tables at once: the legal masks (from the hand counts,
+per-seat placeable squares and the board), playing the card, placing and removing chips, finding runs of
+five through the changed square (per-team bit masks of every board line, shifted through precomputed
+window tables), deciding which windows count (the reference rule ``SequenceState.new_sequences``, from
+per-square bit masks of sequence membership), the discard pile, drawing, dead-card exchanges, turn
+order, truncation, rewards and the 710 observation values, written into preallocated buffers. After a
+pass, which tables look blocked is decided in arrays too.
 
-What stays per table, in Python, because it is rare: dealing a new game (the reference deal, so the deck
-order is the reference engine's for the same seed), a reshuffle of the discards (each table keeps its own
-``random.Random``, shuffled exactly as the reference does), deciding which windows count once a run of
-five or more is complete (the reference rule ``SequenceState.new_sequences``), whether a table is blocked
-after a pass (``SequenceState.table_blocked``), and saving or loading a table.
+What stays per table, in Python, because it is rare: the shuffle of a new deal (the reference's, so the
+deck order is the reference engine's for the same seed), a reshuffle of the discards (each table keeps
+its own ``random.Random``, shuffled exactly as the reference does), confirming a blocked table with
+``SequenceState.table_blocked``, appending completed sequences to the table's list, and saving or
+loading a table.
 
 Hands are kept as counts per card kind; the reference keeps them as lists, whose order never changes
 play, so :meth:`save_state` writes each hand sorted.
