@@ -34,6 +34,7 @@ TABLE_FEATURES = (
     "alive", "hp", "max_hp", "strength", "score", "acts (solo or leader)", "in a party",
     "same side as me", "party size", "row", "col", "asks me to ally", "side strength", "place in line",
 )
+
 #: Named features that ``observation_version`` 2 (the default) adds after ``TABLE_FEATURES`` in every
 #: row: 1 when the bot's seat comes before the observer's (the rules break ties by the lower seat: who
 #: leads a new party, which side acts first), and 1 when the bot and the observer are a declined pair
@@ -498,6 +499,11 @@ class WizardArenaGame(Game):
             })
         rows.sort(key=lambda row: (row["rank"], row["seat"]))
         return rows
+
+    picture_module = "envs.wizard_arena.picture"
+    end_texts = {"rules": "all living bots stand in one party, or at most one bot is alive",
+                 "no-progress": "the no-progress rule: 8 x {map_size} rounds passed with no alliance, join, "
+                                "battle or death, so the ranking stands as it was"}
 
     def render_text(self, state: ArenaState) -> str:
         grid = self._cell_labels(state)
