@@ -257,3 +257,28 @@ def test_every_game_declares_a_consistent_picture_and_its_end_texts(name):
         if state.is_terminal():
             assert state.end_reason() in game.end_texts, state.end_reason()
             game.end_texts[state.end_reason()].format(**game.config)
+
+
+# ----------------------------------------------------------------------------------------------
+# Replay pictures carry a legend and the result
+def test_replay_pictures_have_a_legend_and_a_result_caption(tmp_path):
+    from PIL import Image
+
+    from play.replay import frames, result_text, write_png
+
+    session = Session("pans_trial_v0", ["pans_trial_v0/heuristic-v1"] * 2, seed=2)
+    session.run_agents()
+    record = session.record
+    assert record.result["over"] and not record.result["truncated"]
+    raw = frames(record, max_frames=3, captions=False)
+    shown = frames(record, max_frames=3)
+    assert len(raw) == len(shown) >= 2
+    assert all(c.shape[0] > r.shape[0] and (c[:r.shape[0], :r.shape[1]] == r).all() for r, c in zip(raw, shown))
+    assert shown[-1].shape[0] > shown[0].shape[0]  # the last frame has the result line as well
+    from agents.records import replay
+
+    text = result_text(record, replay(record))
+    assert re.fullmatch(r"player_[01] wins \(player_0 [+-]1, player_1 [+-]1\): a player's damage reached 25; "
+                        r"the other player wins", text), text
+    with Image.open(write_png(record, tmp_path / "end.png")) as im:
+        assert im.height > raw[-1].shape[0] + 30 and im.width >= 360

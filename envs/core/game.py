@@ -154,6 +154,8 @@ class Game(abc.ABC):
     #: What each ``State.end_reason()`` of this game means, in words for the front ends' "how it ended"
     #: line; ``{keyword}`` fields are filled from the config.
     end_texts: ClassVar[dict[str, str]] = {"rules": "the rules ended the game"}
+    #: What the colours and letters of :meth:`render_rgb` mean, written under replay pictures ("": none).
+    image_legend: ClassVar[str] = ""
 
     def picture(self, view: dict[str, Any]) -> Picture | None:
         """The board as one seat sees it, built from that seat's ``player_view`` alone; None: no picture."""

@@ -356,6 +356,8 @@ class DojoGame(Game):
         }
 
     picture_module = "envs.dojo.picture"
+    image_legend = ("digits: pawns; A Allenamento, F Fatica, ? Nebbia, P Passo Falso, K Sfida; T1..Tn joined Tunnels; "
+                    "dark: the Dojo (green edges: its entrances); white: Safe Rooms; black edges: walls")
     end_texts = {"rules": "a player passed the Final Exam and wears the Black Belt"}
 
     def render_text(self, state: DojoState) -> str:

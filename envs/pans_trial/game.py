@@ -331,6 +331,8 @@ class PansTrialGame(Game):
         return f"{tok}{marks:<2}"
 
     picture_module = "envs.pans_trial.picture"
+    image_legend = ("grey walls, red traps, blue ballista, yellow weapons (light grey: roles not yet revealed), black: a hole; "
+                    "white disc player_0, black disc player_1")
     end_texts = {"damage": "a player's damage reached {damage_threshold}; the other player wins",
                  "only-passes": "a whole phase of nothing but passes would repeat forever: a draw"}
 

@@ -190,6 +190,7 @@ class SequenceGame(Game):
 
     # ------------------------------------------------------------------------------------------
     picture_module = "envs.sequence.picture"
+    image_legend = ("chips: red team A, blue team B, green team C (darker: locked in a sequence); grey: free corners")
     end_texts = {"rules": "a team completed its sequences",
                  "blocked": "the table was blocked: no seat could ever place or remove a chip again, a draw"}
 

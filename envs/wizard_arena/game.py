@@ -501,6 +501,8 @@ class WizardArenaGame(Game):
         return rows
 
     picture_module = "envs.wizard_arena.picture"
+    image_legend = ("A, B, ...: party leaders and solo bots, a, b, ...: followers (one colour per party); @ Gary; "
+                    "+A: the gravestone of bot A; brown mountain, green forest")
     end_texts = {"rules": "all living bots stand in one party, or at most one bot is alive",
                  "no-progress": "the no-progress rule: 8 x {map_size} rounds passed with no alliance, join, "
                                 "battle or death, so the ranking stands as it was"}
