@@ -14,10 +14,12 @@ from envs.wizard_arena.map import FOREST, MOUNTAIN, ArenaMap
 from envs.wizard_arena.rules import (
     ACTION_NAMES,
     ALLY,
+    DEFAULT_TIE_BREAK,
     GARY,
     MOVE,
     NUM_ACTIONS,
     REWARD,
+    TIE_BREAKS,
     ArenaState,
 )
 
@@ -97,6 +99,7 @@ class WizardArenaGame(Game):
     rule_variants = {
         "no health": {"health": 0},
         "Gary roams": {"gary_roams": True},
+        **{f"ties: {rule}": {"alliance_tie_break": rule} for rule in TIE_BREAKS if rule != DEFAULT_TIE_BREAK},
     }
     fuzz_games = 12
     fuzz_max_actions = 1500
@@ -104,7 +107,7 @@ class WizardArenaGame(Game):
     observation_high = 1.0
 
     KEYWORDS = ("num_bots", "health", "map_size", "terrain_density", "initial_strength", "gary_strength",
-                "gary_roams", "observation_version")
+                "gary_roams", "observation_version", "alliance_tie_break")
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
@@ -186,6 +189,10 @@ class WizardArenaGame(Game):
         if not isinstance(roams, bool):
             raise self.config_error("gary_roams", roams, "True or False")
         out["gary_roams"] = roams
+        tie = config.get("alliance_tie_break", DEFAULT_TIE_BREAK)
+        if tie not in TIE_BREAKS:
+            raise self.config_error("alliance_tie_break", tie, f"one of {list(TIE_BREAKS)}")
+        out["alliance_tie_break"] = tie
         version = config.get("observation_version", DEFAULT_OBSERVATION_VERSION)
         if isinstance(version, bool) or version not in OBSERVATION_VERSIONS:
             raise self.config_error("observation_version", version, f"one of {list(OBSERVATION_VERSIONS)}")
