@@ -122,10 +122,22 @@ class HeuristicAgent(Agent):
         score = view["score"]
         return score[me] > max(s for i, s in enumerate(score) if i != me) + 2
 
-    @staticmethod
-    def _would_lead(view: dict[str, Any], me: int, other: int) -> bool:
+    def _would_lead(self, view: dict[str, Any], me: int, other: int, mover: int) -> bool:
+        """Whether ``me`` would lead an alliance with ``other`` (``mover``: whose turn it is), by the
+        table's ``alliance_tie_break`` when strength and score tie (a coin flip counts as no)."""
         st, sc = view["strength_tenths"], view["score"]
-        return (st[me], sc[me], -me) > (st[other], sc[other], -other)
+        if (st[me], sc[me]) != (st[other], sc[other]):
+            return (st[me], sc[me]) > (st[other], sc[other])
+        rule = self.game.config["alliance_tie_break"]
+        if rule == "higher-seat":
+            return me > other
+        if rule == "mover":
+            return me == mover
+        if rule == "random":
+            return False
+        if rule == "more-hp" and view["hp"][me] != view["hp"][other]:
+            return view["hp"][me] > view["hp"][other]
+        return me < other
 
     def _ally_pays(self, view: dict[str, Any], me: int) -> bool:
         sides = self._sides(view)
@@ -133,7 +145,7 @@ class HeuristicAgent(Agent):
             return self._my_rank(view, me) < (len(view["pos"]) + 1) / 2
         a, b = view["ally"]
         other = b if a == me else a
-        if self._would_lead(view, me, other):
+        if self._would_lead(view, me, other, mover=a):
             return True
         # Following only pays when the new party would be the strongest side (it wins battles, +1 each).
         return self._strongest_if_united(view, sides, me, other)
@@ -185,7 +197,7 @@ class HeuristicAgent(Agent):
             # Uniting the last two sides ends the game: only worth it when ranked first outright.
             return 1.0 if self._my_rank(view, me) == 1.0 else -1.0
         if i_solo and o_solo:
-            if self._would_lead(view, me, lead):
+            if self._would_lead(view, me, lead, mover=me):
                 return 0.6
             return 0.2 if self._strongest_if_united(view, self._sides(view), me, lead) else -0.1
         if i_solo and st[lead] >= st[me]:

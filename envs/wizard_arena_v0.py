@@ -59,8 +59,9 @@ next ``n·(16 + n)``        every bot, starting with the seat itself then seat o
                            strength, score, acts (solo or leader), in a party, same side as me, party
                            size/n, row, col, is asking me to ally now, its side's total strength,
                            place in its line/(n−1), its seat comes before mine (ties of leadership
-                           and the order of battles go to the lower seat), it and I are a declined
-                           pair (not asked to ally again until we have stood apart); then n values:
+                           go to the lower seat by default, the order of battles always does), it
+                           and I are a declined pair (not asked to ally again until we have stood
+                           apart); then n values:
                            one-hot of the table row of its leader (a living solo or leader: its own
                            row; the dead: none). With ``observation_version=1`` rows have ``14 + n``
                            values (neither the seat nor the declined feature)
@@ -79,23 +80,26 @@ parties in line order, Gary, gravestones, phase) without the RNG, plus ``"seat"`
 
 Config keywords
 ---------------
-=======================  =======  =========================================================================
-``num_bots``             6        2–16 bots (seats)
-``health``               10       starting HP (0–1000); 0 switches health off: nobody dies and a lost
-                                  challenge of Gary costs 2 score instead of 2 HP
-``map_size``             16       the map is S×S (6–64), large enough for the bots
-``terrain_density``      0.15     share of cells covered by mountains and forests (0–0.5)
-``initial_strength``     1.0      every bot's starting strength (multiple of 0.1)
-``gary_strength``        3.0      Gary's strength (multiple of 0.1)
-``gary_roams``           False    True: Gary takes one random step each round
-``observation_version``  2        1: the first release's observation, without the seat and declined
-                                  features of the bots table (kept so that ``wizard_arena_v0/ppo-v1``,
-                                  trained on it, still loads); 3: adds the walking blocks (above).
-                                  An observation key (``Game.observation_keys``): a policy trained on
-                                  one version plays at tables of another, re-encoding from its view
-``max_cycles``           400      (env keyword) truncation cap in cycles of n actions
-``render_mode``          None     "ansi", "rgb_array" or "human"
-=======================  =======  =========================================================================
+========================  ============  ====================================================================
+``num_bots``              6             2–16 bots (seats)
+``health``                10            starting HP (0–1000); 0 switches health off: nobody dies and a lost
+                                        challenge of Gary costs 2 score instead of 2 HP
+``map_size``              16            the map is S×S (6–64), large enough for the bots
+``terrain_density``       0.15          share of cells covered by mountains and forests (0–0.5)
+``initial_strength``      1.0           every bot's starting strength (multiple of 0.1)
+``gary_strength``         3.0           Gary's strength (multiple of 0.1)
+``gary_roams``            False         True: Gary takes one random step each round
+``alliance_tie_break``    "lower-seat"  who leads two solos equal in strength and score: "lower-seat",
+                                        "higher-seat", "random" (the game's seeded RNG), "more-hp" (then the
+                                        lower seat) or "mover" (the bot whose turn it is); see RULES.md
+``observation_version``   2             1: the first release's observation, without the seat and declined
+                                        features of the bots table (kept so that ``wizard_arena_v0/ppo-v1``,
+                                        trained on it, still loads); 3: adds the walking blocks (above).
+                                        An observation key (``Game.observation_keys``): a policy trained on
+                                        one version plays at tables of another, re-encoding from its view
+``max_cycles``            400           (env keyword) truncation cap in cycles of n actions
+``render_mode``           None          "ansi", "rgb_array" or "human"
+========================  ============  ====================================================================
 
 State layout (``state()``)
 --------------------------

@@ -2,7 +2,9 @@
 
 The record is replayed exactly (:func:`agents.records.replay`, refusing any move that does not
 replay); frames come from the environment's ``render_mode="rgb_array"`` pictures. A long game is
-thinned to at most ``max_frames`` frames, always keeping the first and the last position.
+thinned to at most ``max_frames`` frames, always keeping the first and the last position. Every
+frame gets a caption below the board: the game's ``image_legend``, the move just played, and on
+the last frame the result and how the game ended (the game's ``end_texts``).
 """
 
 from __future__ import annotations
@@ -30,23 +32,78 @@ def transcript(record: Record) -> str:
     return "\n".join(lines) + "\n"
 
 
-def frames(record: Record, max_frames: int = 200) -> list[np.ndarray]:
-    """rgb_array pictures of the replayed game (thinned evenly to at most ``max_frames``)."""
+def result_text(record: Record, env) -> str:
+    """Who won and how the game ended, for the last frame (``env``: the replayed environment)."""
+    result = record.result
+    if result is None or not result["over"]:
+        return f"not finished after {len(record.moves)} moves"
+    returns = result["returns"]
+    scores = ", ".join(f"player_{i} {r:+g}" for i, r in enumerate(returns))
+    if result["truncated"]:
+        return f"cut off at the move limit after {len(record.moves)} moves, nobody wins ({scores})"
+    best = max(returns)
+    winners = [i for i, r in enumerate(returns) if r == best]
+    head = "a draw" if len(winners) == len(returns) else " and ".join(f"player_{i}" for i in winners) + (
+        " win" if len(winners) > 1 else " wins")
+    game = env.unwrapped.engine_state.game
+    why = game.end_texts.get(env.unwrapped.engine_state.end_reason() or "", "")
+    return f"{head} ({scores})" + (f": {why.format(**game.config)}" if why else "")
+
+
+def caption(image: np.ndarray, lines: list[str], min_width: int = 360) -> np.ndarray:
+    """``image`` with ``lines`` written below it on white (wrapped; the image widened to ``min_width``)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.load_default()
+    width = max(image.shape[1], min_width)
+    probe = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+    wrapped = []
+    for line in lines:  # greedy wrap by measured width (the default font is proportional)
+        current = ""
+        for word in line.split():
+            trial = f"{current} {word}".strip()
+            if current and probe.textlength(trial, font=font) > width - 8:
+                wrapped.append(current)
+                trial = word
+            current = trial
+        wrapped.append(current)
+    line_h = int(font.getbbox("Ag")[3]) + 4
+    canvas = Image.new("RGB", (width, image.shape[0] + 6 + line_h * len(wrapped)), "white")
+    canvas.paste(Image.fromarray(image), (0, 0))
+    draw = ImageDraw.Draw(canvas)
+    for k, line in enumerate(wrapped):
+        draw.text((4, image.shape[0] + 4 + k * line_h), line, fill=(0, 0, 0), font=font)
+    return np.asarray(canvas, dtype=np.uint8)
+
+
+def frames(record: Record, max_frames: int = 200, captions: bool = True) -> list[np.ndarray]:
+    """rgb_array pictures of the replayed game (thinned evenly to at most ``max_frames``), each with
+    its caption (legend, last move, and the result on the last) unless ``captions`` is False."""
     total = len(record.moves)
     keep = set(np.linspace(0, total, num=min(max_frames, total + 1)).round().astype(int).tolist())
     keep.add(total)
-    pictures: list[np.ndarray] = []
+    pictures: list[tuple[np.ndarray, str]] = []
 
     def grab(i: int, move: Any, env) -> None:
         if i in keep:
-            pictures.append(env.render())
+            pictures.append((env.render(), f"move {i} of {total}: player_{move.seat}: {move.name}"))
 
     from agents.records import make_env
 
     first = make_env(record, render_mode="rgb_array")
-    pictures.append(first.render())
-    replay(record, on_move=grab, render_mode="rgb_array")
-    return pictures
+    pictures.append((first.render(), f"start ({total} moves)"))
+    env = replay(record, on_move=grab, render_mode="rgb_array")
+    if not captions:
+        return [image for image, _ in pictures]
+    legend = env.unwrapped.engine_state.game.image_legend
+    out = []
+    for k, (image, line) in enumerate(pictures):
+        lines = [legend] if legend else []
+        lines.append(line)
+        if k == len(pictures) - 1:
+            lines.append("result: " + result_text(record, env))
+        out.append(caption(image, lines))
+    return out
 
 
 def write_gif(record: Record, path: str | pathlib.Path, max_frames: int = 200, fps: float = 4.0,
@@ -73,11 +130,13 @@ def write_gif(record: Record, path: str | pathlib.Path, max_frames: int = 200, f
 
 
 def write_png(record: Record, path: str | pathlib.Path, scale: float = 1.0) -> pathlib.Path:
-    """The final position of a record as a PNG."""
+    """The final position of a record as a PNG, with the legend and the result below it."""
     from PIL import Image
 
     env = replay(record, render_mode="rgb_array")
-    im = Image.fromarray(env.render())
+    game = env.unwrapped.engine_state.game
+    lines = ([game.image_legend] if game.image_legend else []) + ["result: " + result_text(record, env)]
+    im = Image.fromarray(caption(env.render(), lines))
     if scale != 1.0:
         im = im.resize((max(1, int(im.width * scale)), max(1, int(im.height * scale))))
     path = pathlib.Path(path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import sys
 import textwrap
 import time
@@ -18,18 +19,21 @@ from collections.abc import Callable
 from typing import TextIO
 
 from agents.records import HUMAN
+from agents.runner import TRUNCATED
 from play.session import Session, SessionError, UndoRefused
 from play.views import Picture, action_square, picture
 
 HELP = """\
-Type the number of a move, or its name (any unique beginning, case ignored), then Enter.
+Type the number of a move, or its name (any unique beginning, case ignored), then Enter. Where the
+board marks the squares of your moves, type a square (r6c3) or words and a square (5H r6c3).
 Commands:
   help            this text
+  moves           every legal move, numbered
   hint [AGENT]    what an agent would play here (default: {hint})
   undo            take back your last move (refused once it revealed hidden information)
   save [PATH]     save the game to PATH (default: {save}); resume with --resume PATH
   quit            stop (the game is not saved unless you saved it)"""
-COMMANDS = ("help", "hint", "undo", "save", "quit")
+COMMANDS = ("help", "moves", "hint", "undo", "save", "quit")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -44,66 +48,121 @@ def _dark(hex_colour: str) -> bool:
     return 0.299 * r + 0.587 * g + 0.114 * b < 110
 
 
+def strong_marker(pic: Picture, color: bool) -> str:
+    """How the terminal shows a strong mark (a locked chip, your own pawn), in words for the legend."""
+    if color:
+        return "bold underlined"
+    return "[X]" if pic.cell_width >= 4 else "X*"
+
+
+def _plain_cell(cell, width: int, targeted: bool) -> str:
+    """A cell in plain text: its mark ("(A)"/"[A]" or "A"/"A*"), else its text; a "+" added on a target."""
+    if cell.mark:
+        if width >= 4:
+            text = f"[{cell.mark}]" if cell.strong else f"({cell.mark})"
+        else:
+            text = f"{cell.mark}*" if cell.strong else cell.mark
+    else:
+        text = cell.text or cell.plain
+    if targeted:
+        text = text[:width - 1] + "+" if text else "+"
+    return text
+
+
 def draw_picture(pic: Picture, color: bool = True, width: int = 80,
                  targets: frozenset[tuple[int, int]] | set[tuple[int, int]] = frozenset()) -> str:
     """The board as text lines (ANSI-coloured if ``color``), column and row numbers around it.
 
-    ``targets`` are the squares legal moves are about: magenta in colour, ``+`` on an empty
-    square in plain text.
+    ``targets`` are the squares legal moves are about: a magenta background in colour, a "+" in
+    plain text (after the square's text, or alone on an empty square). A strong mark is bold and
+    underlined in colour, bracketed (or starred) in plain text; the other marks are not, and the
+    legend says so only when a strong mark is on the board. A picture with no rows (a game that
+    declares none) is its legend alone.
     """
     w = pic.cell_width
-    out = ["   " + "".join(f"{c:^{w}}" for c in range(pic.cols))]
+    out = ["   " + "".join(f"{c:^{w}}" for c in range(pic.cols))] if pic.rows else []
     for r in range(pic.rows):
         parts = [f"{r:>2} "]
         for c, cell in enumerate(pic.cells[r]):
-            text = cell.mark if cell.mark else cell.text if color else cell.text or cell.plain
-            if not color and not cell.mark and not cell.text and (r, c) in targets:
-                text = "+"
-            if cell.mark and not color:
-                if w >= 4:
-                    text = f"[{cell.mark}]" if cell.strong else f"({cell.mark})"
-                else:
-                    text = f"{cell.mark}*" if cell.strong else cell.mark
-            text = f"{text[:w]:^{w}}"
-            if color:
-                br, bg, bb = _rgb("#f0a0f0" if (r, c) in targets and not _dark(cell.fill) else cell.fill)
-                if cell.mark:
-                    fr, fg, fb = _rgb(cell.mark_colour or "#000000")
-                    if _dark(cell.fill) == _dark(cell.mark_colour or "#000000"):
-                        fr, fg, fb = (255, 255, 255) if _dark(cell.fill) else (0, 0, 0)
-                    style = "\x1b[1m" + ("\x1b[4m" if cell.strong else "")
-                else:
+            targeted = (r, c) in targets
+            if not color:
+                parts.append(f"{_plain_cell(cell, w, targeted)[:w]:^{w}}")
+                continue
+            text = f"{(cell.mark or cell.text)[:w]:^{w}}"
+            br, bg, bb = _rgb("#f0a0f0" if targeted and not _dark(cell.fill) else cell.fill)
+            style = ""
+            if cell.mark:
+                fr, fg, fb = _rgb(cell.mark_colour or "#000000")
+                if _dark(cell.fill) == _dark(cell.mark_colour or "#000000"):
                     fr, fg, fb = (255, 255, 255) if _dark(cell.fill) else (0, 0, 0)
-                    style = ""
-                parts.append(f"\x1b[48;2;{br};{bg};{bb}m\x1b[38;2;{fr};{fg};{fb}m{style}{text}\x1b[0m")
+                style = "\x1b[1m\x1b[4m" if cell.strong else ""
             else:
-                parts.append(text)
+                fr, fg, fb = (255, 255, 255) if _dark(cell.fill) else (0, 0, 0)
+            parts.append(f"\x1b[48;2;{br};{bg};{bb}m\x1b[38;2;{fr};{fg};{fb}m{style}{text}\x1b[0m")
         out.append("".join(parts))
-    if pic.legend:
-        out.extend(textwrap.wrap(pic.legend + ("; magenta/+: squares of your moves" if targets else ""), width))
+    legend = pic.full_legend(strong_marker(pic, color))
+    if targets:
+        legend += "; " + ("magenta" if color else "+") + ": squares of your moves"
+    if legend:
+        out.extend(textwrap.wrap(legend, width))
     return "\n".join(out)
 
 
-def format_moves(moves: list[tuple[int, str]], width: int = 80) -> str:
-    """Numbered move names in as many columns as fit ``width``."""
+#: The numbered list is printed when it takes at most this many lines; longer lists are grouped.
+MAX_LIST_LINES = 6
+#: A group of square moves longer than this is summarised (its squares are marked on the board).
+MAX_GROUP_SQUARES = 12
+SQUARE_WORD = re.compile(r"^r(\d+)c(\d+)$")
+
+
+def format_moves(moves: list[tuple[int, str]], width: int = 80,
+                 squares: dict[int, tuple[int, int] | None] | None = None,
+                 max_lines: int | None = MAX_LIST_LINES) -> str:
+    """The legal moves, compactly: numbered in columns when that fits :data:`MAX_LIST_LINES` lines,
+    otherwise grouped by their first word (``place: 5H r6c3, 9C r2c1``), a group of many square moves
+    summarised as "any marked square". ``squares`` maps an action to the board square it is about;
+    ``max_lines`` None always prints the numbered list."""
     if not moves:
         return ""
     cell = max(len(f"{i}. {name}") for i, (_, name) in enumerate(moves, 1)) + 2
-    columns = max(1, width // cell)
+    columns = max(1, width // (cell + 3))
     rows = (len(moves) + columns - 1) // columns
+    if max_lines is None or rows <= max_lines:
+        lines = []
+        for r in range(rows):
+            items = []
+            for c in range(columns):
+                i = c * rows + r
+                if i < len(moves):
+                    items.append(f"{i + 1:>3}. {moves[i][1]}".ljust(cell + 3))
+            lines.append("".join(items).rstrip())
+        return "\n".join(lines)
+    squares = squares or {}
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for action, name in moves:
+        head, _, rest = name.partition(" ")
+        groups.setdefault(head, []).append((action, rest))
     lines = []
-    for r in range(rows):
-        items = []
-        for c in range(columns):
-            i = c * rows + r
-            if i < len(moves):
-                items.append(f"{i + 1:>3}. {moves[i][1]}".ljust(cell + 3))
-        lines.append("".join(items).rstrip())
+    for head, items in groups.items():
+        if len(items) > MAX_GROUP_SQUARES and all(squares.get(a) is not None for a, _ in items):
+            r, c = squares[items[0][0]]
+            text = (f"{head}: any of the {len(items)} marked squares, e.g. '{head} {items[0][1]}' "
+                    f"(or 'r{r}c{c}')")
+        else:
+            text = f"{head}: " + ", ".join(rest or "(no argument)" for _, rest in items) if any(
+                rest for _, rest in items) else head
+        lines.extend(textwrap.wrap(text, width, subsequent_indent="    ") or [head])
+    lines.extend(textwrap.wrap(f"({len(moves)} moves: type one as shown, a square rNcM, or 'moves' for the "
+                               "numbered list)", width))
     return "\n".join(lines)
 
 
-def choose(text: str, moves: list[tuple[int, str]]) -> int:
-    """The action meant by ``text`` (a number from the list or a unique name prefix); ValueError says why not."""
+def choose(text: str, moves: list[tuple[int, str]],
+           squares: dict[int, tuple[int, int] | None] | None = None) -> int:
+    """The action meant by ``text``: a number from the list, a unique name prefix, or words that pick
+    one move, where a word ``rNcM`` means the move's board square (``squares``: action -> square) and
+    any other word must begin a word of the move's name (``5H r6c3``, ``wild r6c3``, ``r6c3``).
+    ValueError says why not."""
     text = text.strip()
     if text.isdigit():
         k = int(text)
@@ -117,11 +176,48 @@ def choose(text: str, moves: list[tuple[int, str]]) -> int:
     matches = [(a, name) for a, name in moves if name.lower().startswith(low)]
     if len(matches) == 1:
         return matches[0][0]
+    if not matches:
+        matches = _by_words(low.split(), moves, squares or {})
+        if len(matches) == 1:
+            return matches[0][0]
     if matches:
         shown = ", ".join(name for _, name in matches[:6]) + (" ..." if len(matches) > 6 else "")
         raise ValueError(f"{text!r} matches {len(matches)} moves ({shown}); type more of the name or a number")
     raise ValueError(f"no legal move is named {text!r}; type a number from 1 to {len(moves)}, "
-                     "the beginning of a move's name, or 'help'")
+                     "the beginning of a move's name, a square like 'r3c4', or 'help'")
+
+
+def _by_words(words: list[str], moves: list[tuple[int, str]],
+              squares: dict[int, tuple[int, int] | None]) -> list[tuple[int, str]]:
+    """The moves every word fits: ``rNcM`` their square (or a word of their name), others a word's beginning."""
+    found = []
+    for action, name in moves:
+        parts = name.lower().split()
+        ok = True
+        for word in words:
+            square = SQUARE_WORD.match(word)
+            if square:
+                if squares.get(action) == (int(square[1]), int(square[2])) or word in parts:
+                    continue
+                ok = False
+                break
+            if not any(part.startswith(word) for part in parts):
+                ok = False
+                break
+        if ok:
+            found.append((action, name))
+    return found
+
+
+def end_text(session: Session) -> str:
+    """Why the game ended, in words: the game's ``end_texts`` for the engine's reason, or the move limit."""
+    reason = session.runner.end_reason
+    if reason is None:
+        return ""
+    if reason == TRUNCATED:
+        return "the move limit was reached before the rules ended the game, so nobody wins"
+    text = session.game.end_texts.get(reason)
+    return text.format(**session.game.config) if text else f"{reason}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -163,6 +259,9 @@ class TerminalGame:
         viewer = s.humans[0] if s.humans else 0
         self.say(draw_picture(picture(s.game, s.view(viewer)), self.color))
         self.say(f"Game over: {s.describe_result()} (seed {s.seed})")
+        why = end_text(s)
+        if why:
+            self.say(textwrap.fill(f"How it ended: {why}", self.width, subsequent_indent="    "))
         self._write_record()
         return "over"
 
@@ -189,6 +288,7 @@ class TerminalGame:
         self.last_seat = seat
         self._show(seat)
         moves = s.legal_moves()
+        squares = self._squares(seat)
         while True:
             try:
                 text = self._read(f"player_{seat}> ")
@@ -205,7 +305,7 @@ class TerminalGame:
                     return verdict
                 continue
             try:
-                action = choose(text, moves)
+                action = choose(text, moves, squares)
             except ValueError as exc:
                 self.say(f"Not understood: {exc}")
                 continue
@@ -217,6 +317,8 @@ class TerminalGame:
         s = self.session
         if word == "help":
             self.say(HELP.format(hint=self.hint_agent or "the game's best heuristic", save=self.save_path))
+        elif word == "moves":
+            self.say(format_moves(s.legal_moves(), self.width, max_lines=None))
         elif word == "quit":
             return "quit"
         elif word == "hint":
@@ -251,7 +353,8 @@ class TerminalGame:
         s = self.session
         view = s.view(seat)
         pic = picture(s.game, view)
-        targets = {action_square(s.game, view, a) for a, _ in s.legal_moves()} - {None}
+        squares = self._squares(seat)
+        targets = set(squares.values()) - {None}
         self.say("")
         self.say(draw_picture(pic, self.color, self.width, targets))
         for line in pic.lines:
@@ -259,7 +362,13 @@ class TerminalGame:
         for line in pic.private:
             self.say(textwrap.fill(f"* {line}", self.width, subsequent_indent="    "))
         self.say(f"Your moves, player_{seat} ({s.phase}):")
-        self.say(format_moves(s.legal_moves(), self.width))
+        self.say(format_moves(s.legal_moves(), self.width, squares))
+
+    def _squares(self, seat: int) -> dict[int, tuple[int, int] | None]:
+        """The board square of each legal move (None for a move that is not about one)."""
+        s = self.session
+        view = s.view(seat)
+        return {a: action_square(s.game, view, a) for a, _ in s.legal_moves()}
 
     def _read(self, prompt: str) -> str:
         return self.read(prompt)
@@ -287,5 +396,5 @@ def watch(session: Session, pace: float = 0.5, out: TextIO | None = None, color:
               file=out, flush=True)
         if pace:
             time.sleep(pace)
-    print(f"Game over: {session.describe_result()}" if session.over else f"Stopped after {moves} moves.",
-          file=out, flush=True)
+    print(f"Game over: {session.describe_result()}; {end_text(session)}" if session.over
+          else f"Stopped after {moves} moves.", file=out, flush=True)

@@ -38,7 +38,8 @@ def test_the_document_names_the_steps_this_test_follows():
     text = DOC.read_text()
     for phrase in ("envs/<game>/rules.py", "envs/<game>/game.py", "envs/<game>/RULES.md", "envs/<game>_v0.py",
                    "envs.NAMES", "config_families", "agents/<game>.py", "agent.reset(seat, game)",
-                   "python -m tests.golden_playthroughs", "apply_unchecked", "end_reason", "Runner"):
+                   "python -m tests.golden_playthroughs", "apply_unchecked", "end_reason", "Runner",
+                   "picture_module", "envs/<game>/picture.py", "action_square", "end_texts"):
         assert phrase in text, phrase
 
 

@@ -233,3 +233,14 @@ def test_api_refuses_bad_requests(server, browser):
         missing = request.post(f"{url}/api/sessions/nope{path}", data="{}", headers={"Content-Type": "application/json"})
         assert missing.status == 404 and "no such game" in missing.json()["error"]
     page.close()
+
+
+def test_the_toy_game_plays_in_the_browser(server, browser, monkeypatch):
+    """The toy game of tests/toy (a game play/ knows nothing about) plays like the shipped ones."""
+    import agents
+    import envs
+    import tests.toy_game  # noqa: F401  (puts the toy game on the package paths)
+
+    monkeypatch.setattr(envs, "NAMES", (*envs.NAMES, "nim_v0"))
+    agents.load_game_agents("nim_v0")
+    test_whole_game_against_the_heuristic(server, browser, "nim_v0", "default", None)

@@ -198,3 +198,22 @@ def test_watch_and_replay_make_a_gif_and_a_transcript(tmp_path):
     out = subprocess.run([sys.executable, "-m", "play", "replay", str(record)], cwd=tmp_path, env=env,
                          check=False, capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and "move 2 " in out.stderr and "does not replay" in out.stderr
+
+
+def test_a_two_eyed_jack_turn_is_grouped_and_a_typed_square_plays(tmp_path):
+    # seed 3, two players: player_0 is dealt a two-eyed jack, so about a hundred moves are legal
+    child = _spawn(["terminal", "sequence_v0", "--config", "2p", "--seed", "3", "--opponents",
+                    "sequence_v0/random-v0", "--pace", "0", "--no-color"], tmp_path)
+    child.expect("player_0> ")
+    screen = ANSI.sub("", child.before)
+    assert "wild: any of the" in screen and "+: squares of your moves" in screen
+    turn = screen[screen.index("    0   1"):]
+    assert len(turn.splitlines()) <= 23  # with the prompt: an 80x24 terminal
+    child.sendline("r2c5")  # 5D: a card in hand and the jack both fit; the terminal names both
+    child.expect(r"'r2c5' matches 2 moves \(place 5D r2c5, wild r2c5\)")
+    child.expect("player_0> ")
+    child.sendline("5d r2c5")
+    child.expect(r"player_0 \(you\): place 5D r2c5")
+    child.expect("player_0> ")
+    child.sendline("quit")
+    child.expect(pexpect.EOF)

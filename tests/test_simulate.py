@@ -60,3 +60,16 @@ def test_bad_input_is_a_one_line_error(argv, message, tmp_path):
     with pytest.raises(SystemExit) as info:
         simulate.main(argv + ["--no-progress", "--out", str(tmp_path / "x.png")])
     assert message in str(info.value.code) and str(info.value.code).startswith("error: ")
+
+
+def test_the_seat_table_gives_every_configurations_rates_intervals_and_spread():
+    games = [{"length": 5, "end_reason": "rules", "winning_seats": [w], "first_seat": 0, "stats": {}}
+             for w in (0, 0, 0, 1)]
+    base = simulate.summarise("default", {}, 3, games)
+    other = simulate.summarise("ties: random", {}, 3, games[1:])
+    assert base["seat_spread"] == pytest.approx(0.75) and other["seat_spread"] == pytest.approx(2 / 3)
+    lines = simulate.seat_table([base, other])
+    assert lines[1].split() == ["configuration", "seat", "0", "seat", "1", "seat", "2", "spread"]
+    assert lines[2].split() == ["default", "75.0", "25.0", "0.0", "75.0"]
+    assert lines[3].split()[0] == "30-95"  # Wilson 95% for 3 of 4
+    assert lines[4].split()[:3] == ["ties:", "random", "66.7"]

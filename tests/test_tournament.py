@@ -97,3 +97,30 @@ def test_map_image_legend_names_bots_like_the_scoreboard():
     assert {row["name"]: row["letter"] for row in rows} == {"cy": "A", "ann": "B", "bob": "C"}
     image = tournament.map_image(game, state, order, entrants)
     assert image.ndim == 3 and image.shape[0] > game.render_rgb(state).shape[0]
+
+
+def test_rotated_seating_puts_every_bot_in_every_seat_once_a_round():
+    from tools.tournament import seating
+
+    n = 5
+    for first_seed in (0, 7):
+        games = [seating(n, k, first_seed, "rotate") for k in range(3 * n)]
+        for r in range(3):
+            rnd = games[r * n:(r + 1) * n]
+            assert all(sorted(order) == list(range(n)) for order in rnd)
+            for seat in range(n):
+                assert sorted(order[seat] for order in rnd) == list(range(n))  # each bot once per seat
+        assert len({tuple(games[r * n]) for r in range(3)}) > 1  # rounds reshuffle the neighbours
+    assert seating(n, 4, 0, "rotate") == seating(n, 4, 0, "rotate")
+    assert sorted(seating(n, 2, 0, "shuffle")) == list(range(n))
+
+
+def test_results_by_seat_and_the_tie_break_option(capsys):
+    tournament.main(["--bot", "a", "--bot", "b", "--games", "4", "-H", "3", "--map-size", "8", "--max-cycles", "30",
+                     "--plain", "--no-progress", "--tie-break", "higher-seat"])
+    out = capsys.readouterr().out
+    assert "By seat over 4 games (2 round(s): every bot sat in every seat 2 time(s); tie-break higher-seat)" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith("player_")]
+    assert [row[0] for row in rows] == ["player_0", "player_1"] and all(row[1] == "4" for row in rows)
+    with pytest.raises(SystemExit, match="--tie-break: .*alliance_tie_break='eldest' is not allowed"):
+        tournament.main(["--tie-break", "eldest", "--no-progress"])

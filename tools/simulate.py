@@ -15,7 +15,9 @@ full agent id, or a comma list with one entry per seat) and reports, for the def
 * win rate by seat and by position in turn order (position 0 = the seat that acted first; the
   others follow in seat order), each with a 95% Wilson interval; the first-player advantage is
   position 0's win rate minus the fair share 1/n;
-* for every variant, its change against the default.
+* for every variant, its change against the default, and a table of win rate by seat for every
+  configuration with its seat spread (the best seat's rate minus the worst's): Wizard Arena's
+  ``alliance_tie_break`` variants are compared this way.
 
 Variants are the game's declared rule variants (``Game.rule_variants``; Dojo: its ten switches),
 chosen with ``--variants all`` or a comma list of their labels, plus any ``--vary KEY=V1,V2``
@@ -198,6 +200,8 @@ def summarise(label: str, config: dict[str, Any], n: int, games: list[dict[str, 
         "length": spread([g["length"] for g in games]),
         "stats": {k: spread([g["stats"][k] for g in games if k in g["stats"]]) for k in keys},
         "win_rate_by_seat": rates(by_seat),
+        "seat_spread": max(by_seat[i] for i in range(n)) / total - min(by_seat[i] for i in range(n)) / total
+        if total else float("nan"),
         "win_rate_by_position": position,
         "first_player_advantage": position[0]["rate"] - 1.0 / n if total else float("nan"),
     }
@@ -279,7 +283,24 @@ def format_report(game_name: str, base: dict[str, Any], variants: list[dict[str,
             row += f"{v['end_reasons'].get('truncated', 0):>8d}{v['end_reasons'].get('no-progress', 0):>12d}"
             row += f"{_ci(v['win_rate_by_position'][0]):>26}"
             lines.append(row)
+        lines.append("")
+        lines.extend(seat_table([b] + variants))
     return "\n".join(lines)
+
+
+def seat_table(configs: list[dict[str, Any]]) -> list[str]:
+    """Win rate (first places) by seat for each configuration, in percent with the 95% Wilson interval
+    below, and the seat spread (best seat's rate minus the worst's)."""
+    n = len(configs[0]["win_rate_by_seat"])
+    lines = ["win rate by seat, % (95% Wilson interval below); spread = best seat - worst seat",
+             f"{'configuration':<28}" + "".join(f"{f'seat {i}':>10}" for i in range(n)) + f"{'spread':>9}"]
+    for v in configs:
+        seats = v["win_rate_by_seat"]
+        lines.append(f"{v['label']:<28}" + "".join(f"{100 * w['rate']:>10.1f}" for w in seats)
+                     + f"{100 * v['seat_spread']:>9.1f}")
+        intervals = ["{:.0f}-{:.0f}".format(100 * w["ci95"][0], 100 * w["ci95"][1]) for w in seats]
+        lines.append(" " * 28 + "".join(f"{text:>10}" for text in intervals))
+    return lines
 
 
 def plot(game_name: str, base: dict[str, Any], variants: list[dict[str, Any]], path: str) -> None:

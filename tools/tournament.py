@@ -9,15 +9,21 @@ Examples::
 
 Each ``--bot NAME=AGENT_ID`` registers one bot (``NAME`` alone means the random agent; a short id
 such as ``heuristic-v1`` means ``wizard_arena_v0/heuristic-v1``); random bots named ``bot0 …`` fill
-the field up to ``--num-bots`` (default 6 when no ``--bot`` is given). Seats are shuffled every
-game (seeded), so no bot keeps the first move; the column ``map`` gives the letter a bot wears on
-the map in that game (upper case: leads its party or is solo; lower case: follows; ``+``: fallen).
+the field up to ``--num-bots`` (default 6 when no ``--bot`` is given). Seats rotate (``--seating
+rotate``, the default): games come in rounds of one game per bot; each round the bots' order is
+shuffled once (seeded) and then turned one seat per game, so over a round every bot sits in every
+seat once and a bot's standing does not depend on where it sat. ``--seating shuffle`` shuffles the
+seats of every game instead (seeded). The column ``map`` gives the letter a bot wears on the map in
+that game (upper case: leads its party or is solo; lower case: follows; ``+``: fallen).
+``--tie-break`` sets the game's ``alliance_tie_break`` (who leads two solos equal in strength and
+score; ``envs/wizard_arena/RULES.md``).
 
 The final scoreboard (place with trophies for the top three, name, map letter, alive/dead, score,
 strength, HP, party) is printed for a single game, or for every game with ``--boards``. Bots with
 equal score and strength share a place, shown as ``=2`` (a tie for second). Across several games a
-summary table follows (mean rank, wins, survival rate, mean score, mean reward) with how the games
-ended: by the rules, by the no-progress rule, or cut at the ``--max-cycles`` cap. A win is first
+summary table follows (mean rank, wins, survival rate, mean score, mean reward), then the results by
+seat (games, first places with a 95% Wilson interval, mean rank: how much sitting there is worth)
+and how the games ended: by the rules, by the no-progress rule, or cut at the ``--max-cycles`` cap. A win is first
 place, shared when several bots tie for it; a game in which every bot ties is nobody's win (scored
 by :func:`agents.scoring.score_teams`, as evaluation and training score games).
 
@@ -42,6 +48,7 @@ OPTION_OF = {
     "num_bots": "--num-bots (or the number of --bot entries)", "health": "-H/--health", "map_size": "--map-size",
     "terrain_density": "--terrain-density", "initial_strength": "--initial-strength",
     "gary_strength": "--gary-strength", "gary_roams": "--gary-roams", "max_cycles": "--max-cycles",
+    "alliance_tie_break": "--tie-break",
 }
 END_TEXT = {"rules": "ended by the rules", "no-progress": "ended by the no-progress rule",
             "truncated": "cut at the cycle cap"}
@@ -77,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--initial-strength", type=float, default=1.0, help="starting strength of every bot (default: %(default)s)")
     p.add_argument("--gary-strength", type=float, default=3.0, help="Gary's strength (default: %(default)s)")
     p.add_argument("--gary-roams", action="store_true", help="Gary takes a random step each round (default: off)")
+    p.add_argument("--tie-break", default="lower-seat",
+                   help="who leads two solos equal in strength and score: lower-seat, higher-seat, random, "
+                   "more-hp or mover (default: %(default)s)")
+    p.add_argument("--seating", choices=("rotate", "shuffle"), default="rotate",
+                   help="rotate: rounds in which every bot sits in every seat once; shuffle: seats shuffled "
+                   "every game (default: %(default)s)")
     p.add_argument("--max-cycles", type=int, default=None,
                    help="truncation cap in cycles of one action per bot (default: the game's own cap)")
     p.add_argument("--boards", action="store_true",
@@ -140,7 +153,24 @@ def game_config(args: argparse.Namespace, num_bots: int) -> dict[str, Any]:
         "num_bots": num_bots, "health": args.health, "map_size": args.map_size,
         "terrain_density": args.terrain_density, "initial_strength": args.initial_strength,
         "gary_strength": args.gary_strength, "gary_roams": args.gary_roams,
+        "alliance_tie_break": args.tie_break,
     }
+
+
+def seating(n: int, game_index: int, first_seed: int, how: str) -> list[int]:
+    """Seat -> entrant index for game ``game_index`` (0-based) of a tournament started at ``first_seed``.
+
+    ``rotate``: round ``r`` (games ``r*n .. r*n+n-1``) shuffles the entrants once (seeded by the first
+    seed and the round), then game ``t`` of the round turns that order by ``t`` seats, so every entrant
+    sits in every seat once per round. ``shuffle``: every game's seats shuffled by its own seed."""
+    if how == "shuffle":
+        order = list(range(n))
+        random.Random(first_seed + game_index).shuffle(order)
+        return order
+    round_index, turn = divmod(game_index, n)
+    base = list(range(n))
+    random.Random(first_seed * 100_003 + round_index).shuffle(base)
+    return [base[(seat + turn) % n] for seat in range(n)]
 
 
 def check_settings(args: argparse.Namespace, config: dict[str, Any]) -> None:
@@ -161,8 +191,9 @@ def check_settings(args: argparse.Namespace, config: dict[str, Any]) -> None:
 
 
 def play_one(entrants: list[Entrant], config: dict[str, Any], seed: int, max_cycles: int | None,
-             records: str | None = None):
-    """Play one game with seats shuffled by ``seed``; returns (runner, record, seat -> entrant index).
+             records: str | None = None, order: list[int] | None = None):
+    """Play one game, seat ``s`` taken by entrant ``order[s]`` (default: seats shuffled by ``seed``);
+    returns (runner, record, seat -> entrant index).
 
     With ``records`` (a folder), the game's JSON record is written there.
     """
@@ -170,8 +201,9 @@ def play_one(entrants: list[Entrant], config: dict[str, Any], seed: int, max_cyc
     from agents.records import Recorder
     from agents.runner import Runner
 
-    order = list(range(len(entrants)))
-    random.Random(seed).shuffle(order)
+    if order is None:
+        order = list(range(len(entrants)))
+        random.Random(seed).shuffle(order)
     seats = [agents.make(entrants[who].agent_id, seed=seed * 100 + seat) for seat, who in enumerate(order)]
     hooks = []
     if records is not None:
@@ -265,6 +297,24 @@ def print_scoreboard(rows: list[dict[str, Any]], title: str, plain: bool) -> Non
         print(f"  ={place}: {n} bots tie for place {place} (equal score and strength): {names}")
 
 
+def print_seat_table(by_seat: list[dict[str, Any]], args: argparse.Namespace, n: int) -> None:
+    """First places and mean rank by seat, whoever sat there."""
+    from agents.stats import wilson_interval
+
+    table = []
+    for seat, s in enumerate(by_seat):
+        lo, hi = wilson_interval(s["wins"], s["games"])
+        table.append([f"player_{seat}", str(s["games"]), str(s["wins"]),
+                      f"{s['wins'] / s['games']:.1%} [{lo:.1%}, {hi:.1%}]",
+                      f"{sum(s['ranks']) / len(s['ranks']):.2f}"])
+    rounds, rest = divmod(args.games, n)
+    how = (f"{rounds} round(s): every bot sat in every seat {rounds} time(s)"
+           + (f", plus {rest} game(s) of an unfinished round" if rest else "")) if args.seating == "rotate" \
+        else "seats shuffled every game"
+    print_table(f"By seat over {args.games} games ({how}; tie-break {args.tie_break})",
+                ["seat", "games", "first places", "rate [95% Wilson]", "mean rank"], table, args.plain)
+
+
 def winners(rows: list[dict[str, Any]]) -> set[Any]:
     """Who won one game: everyone sharing first place, or nobody when every bot ties."""
     from agents.scoring import score_teams
@@ -306,10 +356,13 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
 
     last = None
     ends: Counter[str] = Counter()
+    n = len(entrants)
+    by_seat = [{"games": 0, "wins": 0, "ranks": []} for _ in range(n)]
     bar = tqdm(range(args.games), desc="games", disable=args.no_progress, file=sys.stderr)
     for k in bar:
         seed = args.seed + k
-        runner, record, order = play_one(entrants, config, seed, args.max_cycles, args.records)
+        runner, record, order = play_one(entrants, config, seed, args.max_cycles, args.records,
+                                         seating(n, k, args.seed, args.seating))
         state = runner.state
         rows = scoreboard_rows(runner.game, state, order, entrants)
         won = winners(rows)
@@ -321,6 +374,10 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
             e.rewards.append(record.returns[row["seat"]])
             e.survived += row["alive"]
             e.wins += row["who"] in won
+            seat = by_seat[row["seat"]]
+            seat["games"] += 1
+            seat["wins"] += row["who"] in won
+            seat["ranks"].append(row["rank"])
         if args.games == 1 or args.boards:
             bar.clear()
             ended = END_TEXT.get(record.end_reason, f"ended ({record.end_reason})")
@@ -338,6 +395,7 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
         print_table(f"Summary over {args.games} games (health {args.health})",
                     ["name", "agent", "mean rank", "wins", "survival", "mean score", "mean reward"], table,
                     args.plain, keep=("name", "agent"))
+        print_seat_table(by_seat, args, n)
     print(f"{args.games} game(s): " + ", ".join(
         f"{ends.get(reason, 0)} {text}" for reason, text in END_TEXT.items()
     ) + "".join(f", {n} {reason}" for reason, n in ends.items() if reason not in END_TEXT))

@@ -20,15 +20,19 @@ from __future__ import annotations
 
 import abc
 import functools
+import importlib
 import json
 import random
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from envs.core.errors import ConfigError, IllegalActionError, StateError
 from envs.core.fields import Record, show
 from envs.core.rng import make_rng
+
+if TYPE_CHECKING:
+    from envs.core.picture import Picture
 
 TERMINAL = -1
 """``State.current_player()`` once the game is over."""
@@ -168,6 +172,30 @@ class Game(abc.ABC):
         from envs.core.render import text_to_image
 
         return text_to_image(self.render_text(state))
+
+    # Front ends (play/). See envs.core.picture and docs/adding_a_game.md.
+    #: The module that draws this game's board for the front ends: it defines ``picture(game, view)``
+    #: and ``action_square(game, view, action)``, read by :meth:`picture` and :meth:`action_square`.
+    #: None: the front ends show the seat's view as text, and the moves as buttons (a numbered list).
+    picture_module: ClassVar[str | None] = None
+    #: What each ``State.end_reason()`` of this game means, in words for the front ends' "how it ended"
+    #: line; ``{keyword}`` fields are filled from the config.
+    end_texts: ClassVar[dict[str, str]] = {"rules": "the rules ended the game"}
+    #: What the colours and letters of :meth:`render_rgb` mean, written under replay pictures ("": none).
+    image_legend: ClassVar[str] = ""
+
+    def picture(self, view: dict[str, Any]) -> Picture | None:
+        """The board as one seat sees it, built from that seat's ``player_view`` alone; None: no picture."""
+        if self.picture_module is None:
+            return None
+        return importlib.import_module(self.picture_module).picture(self, view)
+
+    def action_square(self, view: dict[str, Any], action: int) -> tuple[int, int] | None:
+        """The ``(row, col)`` of :meth:`picture` that ``action`` is about (a chip's square, a step's
+        target), or None for a move that is not about a square (or a game without a picture)."""
+        if self.picture_module is None:
+            return None
+        return importlib.import_module(self.picture_module).action_square(self, view, int(action))
 
     # ----------------------------------------------------------------------------------------
     # Provided

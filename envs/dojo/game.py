@@ -28,6 +28,7 @@ BOOL_SWITCHES = (
     "exam_ties_to_defender", "exam_best_of_three", "exam_defender_own_belt", "fatica_on_stop_only",
     "kumite_first_round", "first_player_extra_stripe", "short_game",
 )
+
 DEFAULTS: dict[str, Any] = {
     "num_players": 4, "board_file": None, **{k: False for k in BOOL_SWITCHES},
     "kiai_bonus": 2, "failed_exam_cost": 3,
@@ -385,6 +386,11 @@ class DojoGame(Game):
             "turns": stats["turns"], "rounds": stats["turns"] / state.n, "exam_attempts": stats["exam_attempts"],
             "kumite": stats["kumite"], "cards": stats["cards"],
         }
+
+    picture_module = "envs.dojo.picture"
+    image_legend = ("digits: pawns; A Allenamento, F Fatica, ? Nebbia, P Passo Falso, K Sfida; T1..Tn joined Tunnels; "
+                    "dark: the Dojo (green edges: its entrances); white: Safe Rooms; black edges: walls")
+    end_texts = {"rules": "a player passed the Final Exam and wears the Black Belt"}
 
     def render_text(self, state: DojoState) -> str:
         """The board as drawn in a board file (walls ``|``/``-``, Dojo entrances ``:``/``=``) with

@@ -49,6 +49,7 @@ FLAG_NAMES = (
     "my_turn_to_act", "my_traverse_turn", "turns_left", "my_forced_passes", "opponent_forced_passes",
     "only_passes_this_phase", "i_am_player_0", "i_took_last_turn",
 )
+
 OFFSET: dict[str, int] = {}
 _o = 0
 for _name, _size in OBS_BLOCKS:
@@ -355,6 +356,12 @@ class PansTrialGame(Game):
             tok = f"{R.card_name(c):>3}{role}"
         marks = "".join(str(q) for q in (0, 1) if state.pos[q] == s)
         return f"{tok}{marks:<2}"
+
+    picture_module = "envs.pans_trial.picture"
+    image_legend = ("grey walls, red traps, blue ballista, yellow weapons (light grey: roles not yet revealed), black: a hole; "
+                    "white disc player_0, black disc player_1")
+    end_texts = {"damage": "a player's damage reached {damage_threshold}; the other player wins",
+                 "only-passes": "a whole phase of nothing but passes would repeat forever: a draw"}
 
     def render_text(self, state: R.PansTrialState) -> str:
         lines = [f"Pan's Trial  phase={state.phase}  "

@@ -209,6 +209,13 @@ class PansTrialState(State):
     def is_terminal(self) -> bool:
         return self.winner is not None
 
+    def end_reason(self) -> str | None:
+        """``"damage"`` once a player's damage reached the threshold, ``"only-passes"`` for the draw of a
+        phase of nothing but passes that would repeat forever; None while the game goes on."""
+        if self.winner is None:
+            return None
+        return "only-passes" if self.winner == DRAW else "damage"
+
     def returns(self) -> list[float]:
         w = self.winner
         if w is None or w == DRAW:

@@ -51,6 +51,7 @@ SCALARS = (
     "draw pile size / 104",
     "consecutive passes / players",
 )
+
 OBS_SIZE = OBS_SCALARS + len(SCALARS)
 
 
@@ -210,6 +211,11 @@ class SequenceGame(Game):
         return action_name(action, self.layout)
 
     # ------------------------------------------------------------------------------------------
+    picture_module = "envs.sequence.picture"
+    image_legend = ("chips: red team A, blue team B, green team C (darker: locked in a sequence); grey: free corners")
+    end_texts = {"rules": "a team completed its sequences",
+                 "blocked": "the table was blocked: no seat could ever place or remove a chip again, a draw"}
+
     def render_text(self, state: SequenceState) -> str:
         marks = {0: "A", 1: "B", 2: "C"}
         lines = ["    " + "  ".join(f" {c}" for c in range(SIZE))]

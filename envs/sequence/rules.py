@@ -143,6 +143,12 @@ class SequenceState(State):
     def is_terminal(self) -> bool:
         return self.winner is not None or self.drawn_game
 
+    def end_reason(self) -> str | None:
+        """``"rules"`` once a team has its sequences, ``"blocked"`` when the table was blocked (a draw)."""
+        if self.drawn_game:
+            return "blocked"
+        return "rules" if self.winner is not None else None
+
     def returns(self) -> list[float]:
         if self.winner is None:
             return [0.0] * self.num_players

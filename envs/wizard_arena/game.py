@@ -14,10 +14,12 @@ from envs.wizard_arena.map import FOREST, MOUNTAIN, ArenaMap
 from envs.wizard_arena.rules import (
     ACTION_NAMES,
     ALLY,
+    DEFAULT_TIE_BREAK,
     GARY,
     MOVE,
     NUM_ACTIONS,
     REWARD,
+    TIE_BREAKS,
     ArenaState,
 )
 
@@ -34,6 +36,7 @@ TABLE_FEATURES = (
     "alive", "hp", "max_hp", "strength", "score", "acts (solo or leader)", "in a party",
     "same side as me", "party size", "row", "col", "asks me to ally", "side strength", "place in line",
 )
+
 #: Named features that ``observation_version`` 2 (the default) adds after ``TABLE_FEATURES`` in every
 #: row: 1 when the bot's seat comes before the observer's (the rules break ties by the lower seat: who
 #: leads a new party, which side acts first), and 1 when the bot and the observer are a declined pair
@@ -96,6 +99,7 @@ class WizardArenaGame(Game):
     rule_variants = {
         "no health": {"health": 0},
         "Gary roams": {"gary_roams": True},
+        **{f"ties: {rule}": {"alliance_tie_break": rule} for rule in TIE_BREAKS if rule != DEFAULT_TIE_BREAK},
     }
     fuzz_games = 12
     fuzz_max_actions = 1500
@@ -108,7 +112,7 @@ class WizardArenaGame(Game):
     observation_high = 1.0
 
     KEYWORDS = ("num_bots", "health", "map_size", "terrain_density", "initial_strength", "gary_strength",
-                "gary_roams", "observation_version")
+                "gary_roams", "observation_version", "alliance_tie_break")
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
@@ -190,6 +194,10 @@ class WizardArenaGame(Game):
         if not isinstance(roams, bool):
             raise self.config_error("gary_roams", roams, "True or False")
         out["gary_roams"] = roams
+        tie = config.get("alliance_tie_break", DEFAULT_TIE_BREAK)
+        if tie not in TIE_BREAKS:
+            raise self.config_error("alliance_tie_break", tie, f"one of {list(TIE_BREAKS)}")
+        out["alliance_tie_break"] = tie
         version = config.get("observation_version", DEFAULT_OBSERVATION_VERSION)
         if isinstance(version, bool) or version not in OBSERVATION_VERSIONS:
             raise self.config_error("observation_version", version, f"one of {list(OBSERVATION_VERSIONS)}")
@@ -526,6 +534,13 @@ class WizardArenaGame(Game):
             })
         rows.sort(key=lambda row: (row["rank"], row["seat"]))
         return rows
+
+    picture_module = "envs.wizard_arena.picture"
+    image_legend = ("A, B, ...: party leaders and solo bots, a, b, ...: followers (one colour per party); @ Gary; "
+                    "+A: the gravestone of bot A; brown mountain, green forest")
+    end_texts = {"rules": "all living bots stand in one party, or at most one bot is alive",
+                 "no-progress": "the no-progress rule: 8 x {map_size} rounds passed with no alliance, join, "
+                                "battle or death, so the ranking stands as it was"}
 
     def render_text(self, state: ArenaState) -> str:
         grid = self._cell_labels(state)

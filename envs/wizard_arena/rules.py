@@ -53,6 +53,13 @@ TURN_BUDGET = 60  # node budget of the search behind a leader's step onto its ow
 #: without an alliance, a join, a battle or a death.
 NO_PROGRESS_ROUNDS_PER_SIDE = 8
 
+#: Who leads a new alliance of two solos equal in strength and score (config ``alliance_tie_break``;
+#: the rules say only "greater strength, or higher score if tied"): the lower seat (the default), the
+#: higher seat, one of the two at random (from the game's seeded RNG), the one with more HP (then the
+#: lower seat), or the bot whose turn it is (the one that walked into the other).
+TIE_BREAKS = ("lower-seat", "higher-seat", "random", "more-hp", "mover")
+DEFAULT_TIE_BREAK = "lower-seat"
+
 # Why a finished game ended (``ArenaState.end_reason``).
 END_RULES, END_NO_PROGRESS = "rules", "no-progress"
 
@@ -550,13 +557,30 @@ class ArenaState(State):
         self._end_turn(declined_clean=declined_clean and not resolved)
 
     def _form_alliance(self, a: int, b: int) -> None:
+        """Ally the mover ``a`` with ``b``: the greater strength leads, then the higher score, then the
+        config's ``alliance_tie_break``."""
         st, sc = self.strength, self.score
-        leader = max((a, b), key=lambda i: (st[i], sc[i], -i))
+        if (st[a], sc[a]) != (st[b], sc[b]):
+            leader = a if (st[a], sc[a]) > (st[b], sc[b]) else b
+        else:
+            leader = self._tie_leader(a, b)
         other = b if leader == a else a
         self.counters[a][C_JOINED] += 1
         self.counters[b][C_JOINED] += 1
         self.quiet_rounds = 0
         self._set_line([leader, other])
+
+    def _tie_leader(self, mover: int, other: int) -> int:
+        rule, low, high = self.game.config["alliance_tie_break"], min(mover, other), max(mover, other)
+        if rule == "higher-seat":
+            return high
+        if rule == "random":
+            return low if self.rng.random() < 0.5 else high
+        if rule == "more-hp" and self.hp[mover] != self.hp[other]:
+            return mover if self.hp[mover] > self.hp[other] else other
+        if rule == "mover":
+            return mover
+        return low
 
     def _join(self, solo: int, leader: int) -> None:
         self.counters[solo][C_JOINED] += 1

@@ -13,6 +13,7 @@ import envs.pans_trial_v0 as pt
 from envs.core import IllegalActionError
 from envs.core.testing import check_save_restore, check_state
 from envs.pans_trial import rules as R
+from envs.pans_trial.picture import only_pass_reason
 
 UP, RIGHT, DOWN, LEFT = 0, 1, 2, 3
 
@@ -148,9 +149,13 @@ def test_ballista_without_target_ends_the_turn_and_cannot_be_interacted_with(gam
     s = build(game, board, pos=((2, 1), (5, 5)))
     assert R.A_INTERACT not in legal(s)
     assert legal(s) == {R.A_PASS}  # walled in, no usable card: the explicit pass
+    # the front ends say why (the picture's lines are what both show), to either seat
+    assert "player_0 must pass: walled in" in only_pass_reason(game, s.player_view(1))
+    assert any("walled in" in line for line in game.picture(s.player_view(0)).lines)
     # Standing on the wall card W1 (its role can change under a player), step down onto the
     # ballista: every direction is blocked at once, so nothing happens and the turn ends.
     s = build(game, board, pos=((1, 1), (5, 5)))
+    assert only_pass_reason(game, s.player_view(0)) == ""  # they can step down
     s.apply_action(R.A_MOVE + DOWN)  # onto the ballista: no target, the turn simply ends
     assert s.pos[0] == sq(2, 1) and s.phase == "traverse" and s.active == 1
 
@@ -202,7 +207,7 @@ def test_lethal_first_strike_ends_the_game_before_the_counter_strike(game):
     s = build(game, EMPTY, pos=((0, 0), (0, 1)), hands=("X5", "X6"), damage=("", "T9 T8 T3"))
     s.apply_action(R.A_MOVE + RIGHT)
     s.apply_action(R.A_STRIKE + card("X5"))
-    assert s.is_terminal() and s.returns() == [1.0, -1.0]
+    assert s.is_terminal() and s.returns() == [1.0, -1.0] and s.end_reason() == "damage"
     assert s.hands[1] == [card("X6")] and s.damage[0] == []
     check_state(s)
 
@@ -442,6 +447,7 @@ def test_forced_passes_after_a_request_walls_a_player_in(game):
     assert s.phase == "traverse" and s.current_player() == 1
     for expected_left in (2, 1, 0):
         assert legal(s) == {R.A_PASS}
+        assert f"player_1 must pass: they owe {expected_left + 1} forced pass" in only_pass_reason(game, s.player_view(0))
         s.apply_action(R.A_PASS)
         assert s.forced[1] == expected_left
         s.apply_action(R.A_MOVE + RIGHT)  # player_0 moves freely
@@ -462,7 +468,7 @@ def test_stalemate_phase_of_passes_without_appeasing_is_a_draw(game):
     for _ in range(6):
         assert not s.is_terminal() and legal(s) == {R.A_PASS}
         s.apply_action(R.A_PASS)
-    assert s.is_terminal() and s.returns() == [0.0, 0.0]
+    assert s.is_terminal() and s.returns() == [0.0, 0.0] and s.end_reason() == "only-passes"
     check_state(s)
 
 

@@ -326,6 +326,7 @@ def test_a_full_board_with_nothing_left_to_remove_is_blocked():
     assert state.table_blocked()
     state.apply_action(PASS)
     assert state.is_terminal() and state.phase == "drawn" and state.returns() == [0.0, 0.0]
+    assert state.end_reason() == "blocked"
     # a one-eyed jack in team A's hand could still remove a B chip: not blocked
     state = from_text(game, full, hands={0: ["JH"], 1: ["5D", "JS"]}, sequences={0: a_sequence})
     assert not state.table_blocked()
@@ -391,7 +392,7 @@ def test_nine_in_a_row_completed_in_the_middle_counts_two_and_wins_at_once():
     state = from_text(game, rows(".", ".AAAA.AAAA"), hands={0: ["JD"]})
     place_wild(state, 1, 5)
     assert len(state.sequences[0]) == 2
-    assert state.is_terminal() and state.winner == 0
+    assert state.is_terminal() and state.winner == 0 and state.end_reason() == "rules"
     assert state.returns() == [1.0, -1.0]
 
 

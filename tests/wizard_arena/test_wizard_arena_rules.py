@@ -185,6 +185,44 @@ def test_alliance_leader_is_stronger_then_higher_score_then_earlier_seat(bots, l
     assert s.parties[leader] == [leader, 1 - leader]
 
 
+# alliance_tie_break: who leads two solos equal in strength and score (RULES.md, Interpretations)
+@pytest.mark.parametrize("rule, mover, bots, leader", [
+    ("lower-seat", 0, {}, 0), ("lower-seat", 1, {}, 0),
+    ("higher-seat", 0, {}, 1), ("higher-seat", 1, {}, 1),
+    ("mover", 0, {}, 0), ("mover", 1, {}, 1),
+    ("more-hp", 0, {1: {"hp": 8}}, 0), ("more-hp", 0, {0: {"hp": 7}}, 1),
+    ("more-hp", 1, {}, 0),  # equal HP as well: the lower seat
+    ("higher-seat", 1, {0: {"strength": 1.2}}, 0),  # strength first, whatever the rule
+    ("mover", 0, {1: {"score": 2}}, 1),  # then score
+])
+def test_alliance_tie_break_rules(rule, mover, bots, leader):
+    s = build(ALLY_MAP, 3, bots=bots, turn=mover, alliance_tie_break=rule)
+    act(s, E if mover == 0 else W, ALLY_ACCEPT, ALLY_ACCEPT)  # the mover walks up to the other
+    assert list(s.parties) == [leader] and s.parties[leader] == [leader, 1 - leader]
+
+
+def test_random_alliance_tie_break_draws_from_the_seeded_rng():
+    leaders = []
+    for seed in range(24):
+        s = build(ALLY_MAP, 3, seed=seed, alliance_tie_break="random")
+        again = build(ALLY_MAP, 3, seed=seed, alliance_tie_break="random")
+        for state in (s, again):
+            act(state, E, ALLY_ACCEPT, ALLY_ACCEPT)
+        assert s.parties == again.parties and s.rng.getstate() == again.rng.getstate()
+        leaders.append(list(s.parties)[0])
+    assert set(leaders) == {0, 1}
+    # the default draws nothing: games and checkpoints from before the switch play as they did
+    s = build(ALLY_MAP, 3, seed=5)
+    before = s.rng.getstate()
+    act(s, E, ALLY_ACCEPT, ALLY_ACCEPT)
+    assert s.rng.getstate() == before and s.game.config["alliance_tie_break"] == "lower-seat"
+
+
+def test_alliance_tie_break_must_be_a_known_rule():
+    with pytest.raises(Exception, match=r"alliance_tie_break='eldest' is not allowed; .*'lower-seat', 'higher-seat'"):
+        WizardArenaGame(alliance_tie_break="eldest")
+
+
 def test_declined_pair_is_not_asked_again_until_separated():
     s = build(ALLY_MAP, 3)
     act(s, E, ALLY_ACCEPT, ALLY_DECLINE)

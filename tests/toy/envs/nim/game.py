@@ -19,6 +19,8 @@ class NimGame(Game):
     rule_variants = {"heap 21": {"heap": 21}}
     fuzz_games = 10
     fuzz_max_actions = 100
+    # What the front ends draw (optional: without it, play/ shows text and move buttons)
+    picture_module = "envs.nim.picture"
 
     def __init__(self, **config):
         super().__init__(**config)

@@ -1,0 +1,61 @@
+"""Wizard Arena: the board picture the front ends draw (terrain, bots, Gary, gravestones).
+
+Built from one seat's ``player_view`` only; :class:`envs.wizard_arena.game.WizardArenaGame` hands these to ``play/`` through
+``Game.picture`` and ``Game.action_square``.
+"""
+
+from __future__ import annotations
+
+import random
+
+from envs.core.picture import SEAT_COLOURS, Cell, Picture
+
+
+def picture(game, view) -> Picture:
+    state = game.state_from_view(view, random.Random(0))
+    size = game.config["map_size"]
+    cells = []
+    for r in range(size):
+        row = []
+        for c in range(size):
+            t = view["terrain"][r][c]
+            row.append(Cell({"M": "^", "F": "#"}.get(t, ""), {"M": "#a08c78", "F": "#508c50"}.get(t, "#e6e6d2")))
+        cells.append(row)
+    for i, pos in enumerate(view["pos"]):
+        if not view["alive"][i]:
+            r, c = divmod(pos, size)
+            cells[r][c].text = "x"
+    gr, gc = divmod(view["gary"], size)
+    cells[gr][gc].mark, cells[gr][gc].mark_colour = "@", "#000000"
+    for i, pos in enumerate(view["pos"]):
+        if view["alive"][i]:
+            r, c = divmod(pos, size)
+            cells[r][c].mark = chr(ord("A") + i)
+            cells[r][c].mark_colour = SEAT_COLOURS[i % len(SEAT_COLOURS)]
+            cells[r][c].strong = i == view["seat"]
+    if view["phase"] == "over":
+        lines = [f"round {view['round']}: the game is over"]
+    else:
+        lines = [f"round {view['round']}, phase {view['phase']}, player_{view['actor']} to act"]
+    for row in game.scoreboard(state):
+        i = row["seat"]
+        party = "-".join(chr(ord("A") + m) for m in row["party"]) or "solo"
+        lines.append(f"{chr(ord('A') + i)} player_{i}: rank {row['rank']:g} {'alive' if row['alive'] else 'dead'} "
+                     f"score {row['score']} strength {row['strength']:.1f} hp {row['hp']}/{row['max_hp']} "
+                     f"party {party}")
+    private = [f"you are player_{view['seat']} (bot {chr(ord('A') + view['seat'])})"]
+    return Picture(size, size, cells, lines=lines, private=private, cell_width=2,
+                   legend="A-P bots, @ Gary, x gravestone, ^ mountain, # forest", strong_means="your bot")
+
+
+def action_square(game, view, action):
+    from envs.wizard_arena.map import DIRECTIONS
+
+    if action >= 8:
+        return None
+    size = game.config["map_size"]
+    r, c = divmod(view["pos"][view["actor"]], size)
+    dr, dc = DIRECTIONS[action]
+    if 0 <= r + dr < size and 0 <= c + dc < size:
+        return r + dr, c + dc
+    return None
