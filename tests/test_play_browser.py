@@ -30,7 +30,7 @@ from play.web import create_app  # noqa: E402  (after the skip checks)
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]
 STATE_KEYS = {"id", "game", "config", "seat", "seats", "to_act", "your_turn", "phase", "picture", "moves", "events",
-              "num_moves", "over", "result", "seed"}
+              "num_moves", "over", "result", "end", "seed"}
 GAMES = [
     ("sequence_v0", "2p", None),
     ("pans_trial_v0", "default", None),
