@@ -3,9 +3,10 @@
     python -m benchmarks.play_load                       # 32 clients, 4 of them against ppo-search-v6
     python -m benchmarks.play_load --clients 16 --search 2 --out results/play_load.json
 
-A server (``play.web``, the same app ``python -m play serve`` runs) is started on 127.0.0.1 in this
-process. Each client plays one whole game through the JSON API the page uses: it starts a game,
-asks for the state (``GET /api/sessions/{id}``, "a plain state request") before every step, plays a
+A server (``python -m play serve``) is started on 127.0.0.1 in a process of its own. Each client
+plays one whole game through the JSON API the page uses: it starts a game,
+asks for the state (``GET /api/sessions/{id}``, "a plain state request") before every step
+(``--pace`` seconds apart on average, as the page paces the agents' moves), plays a
 random legal move when it is to act and asks the agent to move (``/advance``) otherwise, and leaves
 the game at the end (every other client leaves it to expire instead). Most clients play against
 ``random-v0`` in the four games; ``--search`` of them play Pan's Trial against a search agent whose
@@ -85,9 +86,11 @@ def plans(clients: int, search: int, search_agent: str = SEARCH_AGENT, search_cy
 class Searching:
     """How many search clients are in their game now (their agent thinks on most requests)."""
 
-    def __init__(self) -> None:
+    def __init__(self, none_planned: bool = False) -> None:
         self.lock = threading.Lock()
         self.count = 0
+        #: no client plays a search agent: every state request is measured (the baseline)
+        self.none_planned = none_planned
 
     def __enter__(self) -> None:
         with self.lock:
@@ -110,8 +113,9 @@ def call(conn: http.client.HTTPConnection, method: str, path: str, body: Any = N
     return response.status, json.loads(raw)
 
 
-def play_client(host: str, port: int, plan: ClientPlan, searching: Searching) -> ClientResult:
-    """Play ``plan``'s game to its end through the API; every unexpected answer is an error."""
+def play_client(host: str, port: int, plan: ClientPlan, searching: Searching, pace: float = 0.0) -> ClientResult:
+    """Play ``plan``'s game to its end through the API, waiting ``pace`` seconds between steps as
+    the page does; every unexpected answer is an error."""
     result = ClientResult(plan)
     rng = random.Random(plan.seed)
     conn = http.client.HTTPConnection(host, port, timeout=120)
@@ -125,7 +129,9 @@ def play_client(host: str, port: int, plan: ClientPlan, searching: Searching) ->
             return result
         sid = state["id"]
         while not state["over"] and result.requests < MAX_REQUESTS:
-            watched = searching.count > 0 and not plan.searching
+            if pace:
+                time.sleep(pace * rng.uniform(0.5, 1.5))
+            watched = (searching.count > 0 or searching.none_planned) and not plan.searching
             began = time.perf_counter()
             status, state = call(conn, "GET", f"/api/sessions/{sid}?since={state['num_moves']}")
             if watched:
@@ -161,18 +167,18 @@ def play_client(host: str, port: int, plan: ClientPlan, searching: Searching) ->
     return result
 
 
-def run_load(host: str, port: int, client_plans: list[ClientPlan]) -> list[ClientResult]:
+def run_load(host: str, port: int, client_plans: list[ClientPlan], pace: float = 0.0) -> list[ClientResult]:
     """Every client in its own thread, all at once; returns when all have finished."""
-    searching = Searching()
+    searching = Searching(none_planned=not any(p.searching for p in client_plans))
     results: list[ClientResult | None] = [None] * len(client_plans)
 
     def one(i: int) -> None:
         plan = client_plans[i]
         if plan.searching:
             with searching:
-                results[i] = play_client(host, port, plan, searching)
+                results[i] = play_client(host, port, plan, searching, pace)
         else:
-            results[i] = play_client(host, port, plan, searching)
+            results[i] = play_client(host, port, plan, searching, pace)
 
     threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(client_plans))]
     for t in threads:
@@ -211,6 +217,48 @@ class Server:
         self.thread.join(timeout=10)
 
 
+class ServerProcess:
+    """``python -m play serve`` in a process of its own (as a user runs it), on a free port."""
+
+    def __init__(self, max_games: int) -> None:
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.host = "127.0.0.1"
+        self.max_games = max_games
+        self.process: Any = None
+
+    def __enter__(self) -> ServerProcess:
+        import os
+        import subprocess
+        import sys
+
+        root = str(pathlib.Path(__file__).resolve().parents[1])
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "play", "serve", "--port", str(self.port), "--max-games", str(self.max_games)],
+            env=env, cwd=root, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                conn = http.client.HTTPConnection(self.host, self.port, timeout=5)
+                conn.request("GET", "/favicon.ico")
+                conn.getresponse().read()
+                conn.close()
+                return self
+            except OSError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    self.process.kill()
+                    raise RuntimeError("the play server did not start within 60 s") from None
+                time.sleep(0.1)
+
+    def __exit__(self, *exc: Any) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
 def percentile(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -245,22 +293,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--search-agent", default=SEARCH_AGENT, help=f"default: {SEARCH_AGENT}")
     parser.add_argument("--search-cycles", type=int, default=None,
                         help="max_cycles of the search games (default: the whole game)")
+    parser.add_argument("--pace", type=float, default=0.1,
+                        help="seconds a client waits between steps, on average (the page waits 0.25; default: 0.1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=pathlib.Path, default=None, help="write the report (JSON) here")
     args = parser.parse_args(argv)
 
     from benchmarks.run import time_env
     from envs.core.provenance import provenance
-    from play.web import Store, create_app
-
     from pettingzoo.classic import connect_four_v3
 
     client_plans = plans(args.clients, args.search, args.search_agent, args.search_cycles, args.seed)
     c4 = time_env(connect_four_v3.env, 2.0)
-    with Server(create_app(Store(limit=max(64, args.clients)))) as server:
+    with ServerProcess(max(64, args.clients)) as server:
         began = time.perf_counter()
-        results = run_load(server.host, server.port, client_plans)
+        results = run_load(server.host, server.port, client_plans, args.pace)
         report = summary(results, time.perf_counter() - began)
+    report["pace_s"] = args.pace
     report["c4_env_steps_per_s"] = round(c4["steps_per_s"])
     report["goal"] = "state_ms_p95 under 200 ms"
     report["provenance"] = provenance(sorted({p.game for p in client_plans}))

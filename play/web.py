@@ -52,6 +52,8 @@ STATIC = pathlib.Path(__file__).with_name("static")
 MAX_BODY = 16 * 1024
 #: How many games the server holds at once; beyond that a new game is refused (503) until one expires.
 MAX_SESSIONS = 64
+#: The interpreter's thread switch interval (seconds) while serving (Python's default is 0.005).
+SWITCH_INTERVAL = 0.0005
 #: A game nobody has asked about for this long (seconds) is dropped.
 IDLE_SECONDS = 30 * 60
 
@@ -280,7 +282,9 @@ def create_app(store: Store | None = None,
             since = int(request.query_params.get("since", "0"))
         except ValueError:
             return error(400, "since must be an integer")
-        return JSONResponse(await run_in_threadpool(state_of, session, seat, sid, max(0, since)))
+        # Inline: a state is quick to build, and a hop to a worker thread would queue it behind
+        # thinking agents for the interpreter lock.
+        return JSONResponse(state_of(session, seat, sid, max(0, since)))
 
     @with_session
     async def advance(request: Request, sid: str, session: Session, seat: int) -> Response:
@@ -379,8 +383,13 @@ def create_app(store: Store | None = None,
 
 def serve(host: str = "127.0.0.1", port: int = 8000, max_games: int = MAX_SESSIONS,
           idle_seconds: float = IDLE_SECONDS) -> None:
+    import sys
+
     import uvicorn
 
+    # Agents think in worker threads; a short switch interval lets the event loop take the GIL back
+    # from a thinking agent within a millisecond, so other games' requests are not held up.
+    sys.setswitchinterval(SWITCH_INTERVAL)
     store = Store(limit=max_games, idle_seconds=idle_seconds)
     print(f"Open http://{host}:{port}/ in a browser (Ctrl-C stops the server); up to {max_games} games, "
           f"each dropped after {idle_seconds:g} s unused.")
