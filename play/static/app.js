@@ -100,6 +100,8 @@ async function start() {
 
 function show(data) {
   state = data;
+  document.body.dataset.game = data.game;
+  document.body.dataset.sid = data.id;
   document.body.dataset.moves = String(data.num_moves);
   for (const ev of data.events) {
     const line = document.createElement("div");
