@@ -175,7 +175,7 @@ function drawBoard(data) {
       if (cell.text) {
         const t = document.createElementNS(ns, "text");
         t.setAttribute("x", c * size + 3); t.setAttribute("y", r * size + Math.max(10, size * 0.3));
-        t.setAttribute("font-size", Math.max(8, size * 0.28)); t.setAttribute("pointer-events", "none");
+        t.setAttribute("font-size", Math.max(10, size * 0.32)); t.setAttribute("pointer-events", "none");
         t.setAttribute("fill", isDark(cell.fill) ? "#fff" : "#000");
         t.textContent = cell.text;
         g.appendChild(t);
