@@ -77,7 +77,7 @@ async function start() {
   $("moves").innerHTML = "";
   $("choices").innerHTML = "";
   $("hint").hidden = true;
-  if (old && !old.over) api("DELETE", "/api/sessions/" + old.id);
+  if (old) api("DELETE", "/api/sessions/" + old.id);  // its place on the server is free at once
   const body = { game: $("game").value, config: $("config").value, seat: Number($("seat").value),
                  opponents: $("opponent").value };
   if ($("max_cycles").value) body.max_cycles = Number($("max_cycles").value);
