@@ -102,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("serve", help="serve the browser page on this machine")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on; keep it local (default: 127.0.0.1)")
     s.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    s.add_argument("--max-games", type=_positive_int, default=64,
+                   help="games held at once; a new game beyond that is refused until one expires (default: 64)")
+    s.add_argument("--idle", type=_positive_int, default=1800, metavar="SECONDS",
+                   help="a game unused for this long is dropped (default: 1800)")
 
     args = parser.parse_args(argv)
     color = not getattr(args, "no_color", False) and not os.environ.get("NO_COLOR")
@@ -176,9 +180,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         from play.web import serve
 
-        serve(host=args.host, port=args.port)
+        serve(host=args.host, port=args.port, max_games=args.max_games, idle_seconds=args.idle)
         return 0
     return 2
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
 
 
 def _num_seats(args) -> int:

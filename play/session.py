@@ -42,7 +42,8 @@ import agents
 import envs
 from agents.records import HUMAN, Move, Record, Recorder, RecordError, env_result, make_env, replay
 from agents.runner import TRUNCATED, Runner, RunnerHooks, decide
-from envs.core import ConfigError, IllegalActionError, StateError
+from agents.policy_io import CheckpointError
+from envs.core import ConfigError, Game, IllegalActionError, StateError
 
 SESSION_FORMAT = "tabletop-rl/session"
 #: Deals sampled when deciding whether undo would reveal hidden information.
@@ -77,14 +78,48 @@ def resolve_config(game_name: str, config: str | dict[str, Any] | None) -> dict[
     return families[config]
 
 
-def seat_count(game_name: str, config: dict[str, Any] | None = None) -> int:
-    """How many seats ``game_name`` has with ``config``; a bad config is a :class:`SessionError`."""
+def agent_misfit(agent_id: str, game: Game) -> str | None:
+    """Why ``agent_id`` cannot sit at a table of ``game`` (a configured game), or None if it can.
+
+    A trained policy plays only at a table with the rules it was trained for (its game config,
+    differing at most in the game's ``observation_keys``: ``Game.same_rules``); heuristics and
+    random agents sit at any table of their game. An agent that cannot even be made (a broken
+    checkpoint entry) answers what is wrong with it.
+    """
+    try:
+        agent = agents.make(agent_id, seed=0)
+    except (CheckpointError, ValueError) as exc:
+        return str(exc)
+    trained_config = getattr(agent, "trained_config", None)
+    if not trained_config:
+        return None
+    trained = envs.make_game(game.name, **trained_config)
+    if trained.same_rules(game):
+        return None
+    differ = trained.rule_differences(game)
+    return (f"{agent_id} was trained for another table: its rules differ from this game's in {differ} "
+            f"({', '.join(f'{k}={trained.config.get(k)!r}' for k in differ)})")
+
+
+def agents_for(game_name: str, config: str | dict[str, Any] | None = None) -> list[str]:
+    """The agents of ``game_name`` that can sit at a table with ``config`` (see :func:`agent_misfit`)."""
+    game = make_game(game_name, config)
+    return [a for a in agents.available(game_name) if agent_misfit(a, game) is None]
+
+
+def make_game(game_name: str, config: str | dict[str, Any] | None = None) -> Game:
+    """The configured game; an unknown game or a bad config is a :class:`SessionError`."""
     if game_name not in envs.NAMES:
         raise SessionError(f"unknown game {game_name!r}; games: {list(envs.NAMES)}")
     try:
-        return envs.make_game(game_name, **(config or {})).num_players
+        return envs.make_game(game_name, **resolve_config(game_name, config))
     except ConfigError as exc:
         raise SessionError(str(exc)) from None
+
+
+def seat_count(game_name: str, config: dict[str, Any] | None = None) -> int:
+    """How many seats ``game_name`` has with ``config``; a bad config is a :class:`SessionError`."""
+    return make_game(game_name, config or {}).num_players
 
 
 @dataclass
@@ -147,6 +182,11 @@ class Session:
             if who != HUMAN and who not in known:
                 raise SessionError(f"seat {i}: {who!r} is neither 'human' nor an agent of {game_name}; "
                                    f"agents: {known}")
+        table = make_game(game_name, config)
+        for i, who in enumerate(seats):
+            misfit = agent_misfit(who, table) if who != HUMAN else None
+            if misfit is not None:
+                raise SessionError(f"seat {i}: {misfit}; agents for this table: {agents_for(game_name, config)}")
         self.seats = seats
         self.hidden = envs.game_class(game_name).hidden_information
         if seed is None:
@@ -190,6 +230,12 @@ class Session:
     def phase(self) -> str:
         """The phase of the game (public: every seat's view names it)."""
         return self.runner.state.phase
+
+    @property
+    def end_reason(self) -> str | None:
+        """Why the game ended (``Runner.end_reason``: ``"rules"``, ``"no-progress"``, ``"truncated"``,
+        ...), None while it goes on."""
+        return self.runner.end_reason
 
     def to_act(self) -> int | None:
         return self.runner.seat_to_act

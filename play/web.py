@@ -19,16 +19,21 @@ API (JSON):
 ``POST /api/sessions/{id}/move``         ``{action}`` or ``{square: [r, c]}``; illegal: 400
 ``GET  /api/sessions/{id}/hint``         what the game's best heuristic would play for you now
 ``GET  /api/sessions/{id}/record``       the record, once the game is over (409 before)
+``DELETE /api/sessions/{id}``            leave the game (the page does so when it starts another)
 =======================================  ==========================================================
 """
 
 from __future__ import annotations
 
-import collections
+import asyncio
 import json
 import pathlib
+import os
 import secrets
+import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import agents
@@ -37,6 +42,7 @@ from agents.records import HUMAN
 from play.session import (
     Session,
     SessionError,
+    agents_for,
     config_families,
     default_hint_agent,
     resolve_config,
@@ -46,28 +52,92 @@ from play.views import action_square, picture
 
 STATIC = pathlib.Path(__file__).with_name("static")
 MAX_BODY = 16 * 1024
+#: How many games the server holds at once; beyond that a new game is refused (503) until one expires.
 MAX_SESSIONS = 64
+#: The interpreter's thread switch interval (seconds) while serving (Python's default is 0.005).
+SWITCH_INTERVAL = 0.0005
+#: A game nobody has asked about for this long (seconds) is dropped.
+IDLE_SECONDS = 30 * 60
+
+
+class StoreFull(Exception):
+    """Every place is taken by a game still in use; the message says so."""
+
+
+@dataclass
+class Entry:
+    """One game the server holds: the session, its human seat, and the lock that serialises its requests."""
+
+    session: Session
+    seat: int
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    last_used: float = 0.0
+    busy: int = 0  # requests working on it now; a busy game never expires
 
 
 class Store:
-    """Sessions by random id, oldest dropped beyond ``limit``; each with its one human seat."""
+    """Games by random id. A game idle for ``idle_seconds`` is dropped; a game in use never is: when
+    ``limit`` games are in use, a new one is refused with :class:`StoreFull`."""
 
-    def __init__(self, limit: int = MAX_SESSIONS) -> None:
+    def __init__(self, limit: int = MAX_SESSIONS, idle_seconds: float = IDLE_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if limit < 1 or idle_seconds <= 0:
+            raise ValueError(f"a store holds at least 1 game for a positive time, got {limit}, {idle_seconds}")
         self.limit = limit
-        self.items: collections.OrderedDict[str, tuple[Session, int]] = collections.OrderedDict()
+        self.idle_seconds = idle_seconds
+        self.clock = clock
+        self.items: dict[str, Entry] = {}
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def expire(self) -> None:
+        """Drop every game idle for longer than ``idle_seconds`` (none being worked on)."""
+        cutoff = self.clock() - self.idle_seconds
+        for sid in [k for k, e in self.items.items() if e.busy == 0 and e.last_used < cutoff]:
+            del self.items[sid]
+
+    def check_room(self) -> None:
+        self.expire()
+        if len(self.items) >= self.limit:
+            raise StoreFull(f"the server is full: {self.limit} games are in progress; a game idle for "
+                            f"{self.idle_seconds:g} s is dropped, so try again later")
 
     def add(self, session: Session, seat: int) -> str:
+        self.check_room()
         sid = secrets.token_urlsafe(16)
-        self.items[sid] = (session, seat)
-        while len(self.items) > self.limit:
-            self.items.popitem(last=False)
+        self.items[sid] = Entry(session, seat, last_used=self.clock())
         return sid
 
-    def get(self, sid: str) -> tuple[Session, int]:
-        if sid not in self.items:
-            raise KeyError(sid)
-        self.items.move_to_end(sid)
-        return self.items[sid]
+    def get(self, sid: str) -> Entry:
+        """The game ``sid`` (KeyError if unknown or expired), marked as used now."""
+        self.expire()
+        entry = self.items[sid]
+        entry.last_used = self.clock()
+        return entry
+
+    def drop(self, sid: str) -> bool:
+        return self.items.pop(sid, None) is not None
+
+
+#: Niceness added to the worker threads agents think in (Linux: a thread has its own priority), so the
+#: event loop serving every game's state requests gets the processor first.
+AGENT_NICENESS = 10
+
+
+def lower_priority() -> None:
+    """Lower this worker thread's priority once (where the system allows it; elsewhere nothing)."""
+    if getattr(_thread_flags, "niced", False):
+        return
+    _thread_flags.niced = True
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + AGENT_NICENESS)
+    except (AttributeError, OSError):
+        pass
+
+
+_thread_flags = threading.local()
 
 
 def games_catalogue() -> list[dict[str, Any]]:
@@ -75,7 +145,9 @@ def games_catalogue() -> list[dict[str, Any]]:
     for name in envs.NAMES:
         families = config_families(name)
         seats = {k: seat_count(name, v) for k, v in families.items()}
+        fit = {k: agents_for(name, v) for k, v in families.items()}
         out.append({"name": name, "configs": families, "seats": seats, "agents": agents.available(name),
+                    "agents_by_config": fit,
                     "default_opponent": default_hint_agent(name)})
     return out
 
@@ -106,6 +178,7 @@ def seat_state(session: Session, seat: int, sid: str, since: int = 0) -> dict[st
         "num_moves": len(session.record.moves),
         "over": over,
         "result": session.describe_result() if over else None,
+        "end": session.end_reason,
         "seed": session.seed if over else None,
     }
     return body
@@ -113,13 +186,20 @@ def seat_state(session: Session, seat: int, sid: str, since: int = 0) -> dict[st
 
 def create_app(store: Store | None = None,
                on_response: Callable[[Session, int, dict[str, Any]], None] | None = None):
-    """The Starlette app. ``on_response(session, seat, body)`` sees every state sent (for tests)."""
+    """The Starlette app. ``on_response(session, seat, body)`` sees every state sent (for tests).
+
+    Agent moves, hints and new games run in worker threads, off the event loop, so one agent
+    thinking holds up no other game; one game's requests run one at a time (its lock). Every error a
+    page can meet is answered as JSON ``{"error": ...}``, an unexpected one with status 500.
+    """
     from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
     from starlette.requests import Request
     from starlette.responses import FileResponse, JSONResponse, Response
     from starlette.routing import Route
 
-    store = store or Store()
+    store = store if store is not None else Store()
 
     def error(status: int, message: str) -> JSONResponse:
         return JSONResponse({"error": message}, status_code=status)
@@ -136,23 +216,30 @@ def create_app(store: Store | None = None,
             raise SessionError("request body must be a JSON object")
         return data
 
-    def state_response(session: Session, seat: int, sid: str, since: int = 0, status: int = 200) -> JSONResponse:
+    def state_of(session: Session, seat: int, sid: str, since: int = 0) -> dict[str, Any]:
         body = seat_state(session, seat, sid, since)
         if on_response is not None:
             on_response(session, seat, body)
-        return JSONResponse(body, status_code=status)
+        return body
 
     def with_session(handler):
-        """Route ``handler(request, sid, session, seat)`` for ``/api/sessions/{sid}/...``; an unknown
-        (or expired) session id answers 404 before the handler runs."""
+        """Route ``handler(request, sid, session, seat)`` for ``/api/sessions/{sid}/...`` holding the
+        game's lock; an unknown (or expired) session id answers 404 before the handler runs."""
 
         async def route(request: Request) -> Response:
             sid = request.path_params["sid"]
             try:
-                session, seat = store.get(sid)
+                entry = store.get(sid)
             except KeyError:
-                return error(404, "no such game (the server keeps the most recent games only)")
-            return await handler(request, sid, session, seat)
+                return error(404, "no such game: it ended long ago, expired after "
+                                  f"{store.idle_seconds:g} s unused, or never existed; start a new one")
+            entry.busy += 1
+            try:
+                async with entry.lock:
+                    return await handler(request, sid, entry.session, entry.seat)
+            finally:
+                entry.busy -= 1
+                entry.last_used = store.clock()
 
         return route
 
@@ -162,46 +249,54 @@ def create_app(store: Store | None = None,
     async def script(request: Request) -> Response:
         return FileResponse(STATIC / "app.js", media_type="text/javascript")
 
+    async def favicon(request: Request) -> Response:
+        return FileResponse(STATIC / "favicon.ico", media_type="image/x-icon")
+
     async def games(request: Request) -> Response:
-        return JSONResponse({"games": games_catalogue()})
+        return JSONResponse({"games": await run_in_threadpool(games_catalogue)})
+
+    def new_session(data: dict[str, Any]) -> tuple[Session, int]:
+        game = data.get("game")
+        if game not in envs.NAMES:
+            raise SessionError(f"unknown game {game!r}; games: {list(envs.NAMES)}")
+        name = data.get("config")
+        if name is not None and not isinstance(name, str):
+            raise SessionError("config must be the name of one of the game's configs "
+                               f"({sorted(config_families(game))})")
+        config = resolve_config(game, name)
+        max_cycles = data.get("max_cycles")
+        if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, int)
+                                       or not 1 <= max_cycles <= 100_000):
+            raise SessionError(f"max_cycles must be an integer in [1, 100000], got {max_cycles!r}")
+        n = seat_count(game, config)
+        seat = data.get("seat", 0)
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
+            raise SessionError(f"seat must be an integer in [0, {n}), got {seat!r}")
+        opponents = data.get("opponents") or default_hint_agent(game)
+        if isinstance(opponents, str):
+            opponents = [opponents] * (n - 1)
+        if not isinstance(opponents, list) or len(opponents) != n - 1 or \
+                not all(isinstance(o, str) for o in opponents):
+            raise SessionError(f"opponents must be one agent id or a list of {n - 1} agent ids")
+        seats = list(opponents)
+        seats.insert(seat, HUMAN)
+        session = Session(game, seats, config=config, seed=data.get("seed"), max_cycles=max_cycles,
+                          meta={"source": "play serve"})
+        return session, seat
 
     async def create(request: Request) -> Response:
         try:
+            store.check_room()
             data = await body_of(request)
-            game = data.get("game")
-            if game not in envs.NAMES:
-                raise SessionError(f"unknown game {game!r}; games: {list(envs.NAMES)}")
-            name = data.get("config")
-            if name is not None and not isinstance(name, str):
-                raise SessionError("config must be the name of one of the game's configs "
-                                   f"({sorted(config_families(game))})")
-            config = resolve_config(game, name)
-            max_cycles = data.get("max_cycles")
-            if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, int)
-                                           or not 1 <= max_cycles <= 100_000):
-                raise SessionError(f"max_cycles must be an integer in [1, 100000], got {max_cycles!r}")
-            n = seat_count(game, config)
-            seat = data.get("seat", 0)
-            if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
-                raise SessionError(f"seat must be an integer in [0, {n}), got {seat!r}")
-            opponents = data.get("opponents") or default_hint_agent(game)
-            if isinstance(opponents, str):
-                opponents = [opponents] * (n - 1)
-            if not isinstance(opponents, list) or len(opponents) != n - 1 or \
-                    not all(isinstance(o, str) for o in opponents):
-                raise SessionError(f"opponents must be one agent id or a list of {n - 1} agent ids")
-            seats = list(opponents)
-            seats.insert(seat, HUMAN)
-            session = Session(game, seats, config=config, seed=data.get("seed"), max_cycles=max_cycles,
-                              meta={"source": "play serve"})
+            session, seat = await run_in_threadpool(new_session, data)
+            sid = store.add(session, seat)
+        except StoreFull as exc:
+            return error(503, str(exc))
         except SessionError as exc:
             return error(400, str(exc))
-        except Exception as exc:  # a ConfigError from the game says what is allowed
-            if type(exc).__name__ == "ConfigError":
-                return error(400, str(exc))
-            raise
-        sid = store.add(session, seat)
-        return state_response(session, seat, sid)
+        entry = store.get(sid)
+        async with entry.lock:
+            return JSONResponse(await run_in_threadpool(state_of, session, seat, sid))
 
     @with_session
     async def show(request: Request, sid: str, session: Session, seat: int) -> Response:
@@ -209,19 +304,32 @@ def create_app(store: Store | None = None,
             since = int(request.query_params.get("since", "0"))
         except ValueError:
             return error(400, "since must be an integer")
-        return state_response(session, seat, sid, max(0, since))
+        # Inline: a state is quick to build, and a hop to a worker thread would queue it behind
+        # thinking agents for the interpreter lock.
+        return JSONResponse(state_of(session, seat, sid, max(0, since)))
 
     @with_session
     async def advance(request: Request, sid: str, session: Session, seat: int) -> Response:
-        since = len(session.record.moves)
-        session.step_agent()
-        return state_response(session, seat, sid, since)
+        def work() -> dict[str, Any]:
+            lower_priority()
+            since = len(session.record.moves)
+            session.step_agent()
+            return state_of(session, seat, sid, since)
+
+        try:
+            return JSONResponse(await run_in_threadpool(work))
+        except SessionError as exc:
+            return error(500, str(exc))
 
     @with_session
     async def move(request: Request, sid: str, session: Session, seat: int) -> Response:
-        since = len(session.record.moves)
         try:
             data = await body_of(request)
+        except SessionError as exc:
+            return error(400, str(exc))
+
+        def work() -> JSONResponse:
+            since = len(session.record.moves)
             if session.over:
                 raise SessionError("the game is over")
             if session.to_act() != seat:
@@ -243,15 +351,21 @@ def create_app(store: Store | None = None,
             else:
                 action = data.get("action")
             session.play(seat, action)
+            return JSONResponse(state_of(session, seat, sid, since))
+
+        try:
+            return await run_in_threadpool(work)
         except SessionError as exc:
             return error(400, str(exc))
-        return state_response(session, seat, sid, since)
 
     @with_session
     async def hint(request: Request, sid: str, session: Session, seat: int) -> Response:
         if session.over or session.to_act() != seat:
             return error(409, "a hint is given when it is your move")
-        action, name, agent_id = session.hint()
+        try:
+            action, name, agent_id = await run_in_threadpool(session.hint)
+        except SessionError as exc:
+            return error(409, str(exc))
         return JSONResponse({"action": action, "name": name, "agent": agent_id})
 
     @with_session
@@ -262,22 +376,44 @@ def create_app(store: Store | None = None,
         return Response(session.record.to_json(), media_type="application/json",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
+    async def drop(request: Request) -> Response:
+        """Leave a game (the page does so when it starts another): its place is free at once."""
+        if not store.drop(request.path_params["sid"]):
+            return error(404, "no such game")
+        return JSONResponse({"dropped": True})
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        return error(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}")
+
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        return error(500, f"the server failed on this request ({type(exc).__name__}: {exc})")
+
     routes = [
         Route("/", index),
         Route("/app.js", script),
+        Route("/favicon.ico", favicon),
         Route("/api/games", games),
         Route("/api/sessions", create, methods=["POST"]),
         Route("/api/sessions/{sid}", show),
+        Route("/api/sessions/{sid}", drop, methods=["DELETE"]),
         Route("/api/sessions/{sid}/advance", advance, methods=["POST"]),
         Route("/api/sessions/{sid}/move", move, methods=["POST"]),
         Route("/api/sessions/{sid}/hint", hint),
         Route("/api/sessions/{sid}/record", record),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: unexpected})
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
+def serve(host: str = "127.0.0.1", port: int = 8000, max_games: int = MAX_SESSIONS,
+          idle_seconds: float = IDLE_SECONDS) -> None:
+    import sys
+
     import uvicorn
 
-    print(f"Open http://{host}:{port}/ in a browser (Ctrl-C stops the server).")
-    uvicorn.run(create_app(), host=host, port=port, log_level="warning")
+    # Agents think in worker threads; a short switch interval lets the event loop take the GIL back
+    # from a thinking agent within a millisecond, so other games' requests are not held up.
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    store = Store(limit=max_games, idle_seconds=idle_seconds)
+    print(f"Open http://{host}:{port}/ in a browser (Ctrl-C stops the server); up to {max_games} games, "
+          f"each dropped after {idle_seconds:g} s unused.")
+    uvicorn.run(create_app(store), host=host, port=port, log_level="warning")

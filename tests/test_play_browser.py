@@ -30,7 +30,7 @@ from play.web import create_app  # noqa: E402  (after the skip checks)
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]
 STATE_KEYS = {"id", "game", "config", "seat", "seats", "to_act", "your_turn", "phase", "picture", "moves", "events",
-              "num_moves", "over", "result", "seed"}
+              "num_moves", "over", "result", "end", "seed"}
 GAMES = [
     ("sequence_v0", "2p", None),
     ("pans_trial_v0", "default", None),
@@ -244,3 +244,100 @@ def test_the_toy_game_plays_in_the_browser(server, browser, monkeypatch):
     monkeypatch.setattr(envs, "NAMES", (*envs.NAMES, "nim_v0"))
     agents.load_game_agents("nim_v0")
     test_whole_game_against_the_heuristic(server, browser, "nim_v0", "default", None)
+
+
+def _fresh(page, url):
+    page.goto(url + "/?pace=0")
+    page.wait_for_selector("body[data-ready='1']")
+
+
+def test_opponents_offered_fit_the_table_and_a_misfit_is_explained(server, browser):
+    url, _ = server
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    _fresh(page, url)
+    page.select_option("#game", "sequence_v0")
+    offered = lambda: page.eval_on_selector_all("#opponent option", "os => os.map(o => o.value)")  # noqa: E731
+    page.select_option("#config", "2p")
+    assert "sequence_v0/ppo-v1" in offered() and "sequence_v0/ppo-teams-v1" not in offered()
+    page.select_option("#config", "2x2")
+    assert "sequence_v0/ppo-teams-v1" in offered() and "sequence_v0/ppo-v1" not in offered()
+    # A page that sends a misfit anyway (an old page, a hand-made request) is told why, as text.
+    page.select_option("#config", "2p")
+    page.evaluate("""() => { const s = document.getElementById('opponent');
+        s.add(new Option('sequence_v0/ppo-teams-v1', 'sequence_v0/ppo-teams-v1', true, true)); }""")
+    page.click("#start")
+    page.wait_for_function("document.getElementById('message').textContent.length > 0")
+    message = page.text_content("#message")
+    assert message.startswith("Could not start the game: seat 1: sequence_v0/ppo-teams-v1 was trained for another")
+    assert page.is_hidden("#game-area") and not errors, errors
+    page.close()
+
+
+def test_a_new_game_replaces_the_old_one_and_late_answers_are_ignored(server, browser):
+    url, _ = server
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    held_advance: list = []
+    held_create: list = []
+    hold = {"advance": True, "create": False}
+    moves_sent: list[str] = []
+    page.on("request", lambda r: moves_sent.append(r.url) if r.url.endswith("/move") else None)
+
+    def on_advance(route):
+        if hold["advance"]:
+            held_advance.append(route)
+        else:
+            route.continue_()
+
+    def on_create(route):
+        if hold["create"] and route.request.method == "POST":
+            held_create.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/api/sessions/*/advance", on_advance)
+    page.route("**/api/sessions", on_create)
+    _fresh(page, url)
+    # Game A: Wizard Arena from seat 1, so the agent moves first and its answer is held back.
+    page.select_option("#game", "wizard_arena_v0")
+    page.select_option("#config", "2bots")
+    page.select_option("#seat", "1")
+    page.select_option("#opponent", "wizard_arena_v0/random-v0")
+    page.click("#start")
+    page.wait_for_function("document.body.dataset.game === 'wizard_arena_v0'")
+    old_sid = page.evaluate("document.body.dataset.sid")
+    while not held_advance:
+        page.wait_for_timeout(20)
+    # Game B: Sequence; its creation is held back too, so the old board is on screen meanwhile.
+    hold["create"] = True
+    page.select_option("#game", "sequence_v0")
+    page.select_option("#config", "2p")
+    page.select_option("#seat", "0")
+    page.select_option("#opponent", "sequence_v0/random-v0")
+    page.click("#start")
+    while not held_create:
+        page.wait_for_timeout(20)
+    assert "stale" in page.get_attribute("#game-area", "class")  # disabled at once
+    page.evaluate("document.querySelector('#board rect').dispatchEvent(new MouseEvent('click'))")
+    page.wait_for_timeout(100)
+    assert moves_sent == []  # a click on the old board sends nothing
+    held_create.pop().continue_()
+    page.wait_for_function("document.body.dataset.game === 'sequence_v0' && document.body.dataset.turn === '1'")
+    new_sid = page.evaluate("document.body.dataset.sid")
+    assert new_sid != old_sid
+    # Now the old game's late answer arrives: it must change nothing on screen.
+    log_before = page.text_content("#log")
+    hold["advance"] = False
+    held_advance.pop().continue_()
+    page.wait_for_timeout(500)
+    assert page.evaluate("document.body.dataset.sid") == new_sid
+    assert page.evaluate("document.body.dataset.game") == "sequence_v0"
+    assert page.text_content("#log") == log_before and page.text_content("#message") == ""
+    assert "stale" not in (page.get_attribute("#game-area", "class") or "")
+    page.click("#moves button.move")  # the new game plays on
+    page.wait_for_function("document.body.dataset.moves !== '0'")
+    assert not errors, errors
+    page.close()

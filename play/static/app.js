@@ -2,37 +2,60 @@
 "use strict";
 let catalogue = [];
 let state = null;
+// Which game the page shows: every answer is for the game it was asked for; a late answer for an
+// earlier game (after Start was pressed again) is ignored.
+let current = 0;
+let busy = false;  // a move of ours is on its way: further clicks wait for its answer
 const PACE_MS = Number(new URLSearchParams(location.search).get("pace") ?? 250);
 const $ = (id) => document.getElementById(id);
 
 function say(text) { $("message").textContent = text || ""; }
 
+// Every answer as {ok, status, data}; an answer that is not JSON, or none at all, becomes
+// data.error saying what happened (never a parse error in the console).
 async function api(method, url, body) {
   const options = { method, headers: { "Content-Type": "application/json" } };
   if (body !== undefined) options.body = JSON.stringify(body);
-  const response = await fetch(url, options);
-  const data = await response.json();
-  return { ok: response.ok, status: response.status, data };
+  let response;
+  try {
+    response = await fetch(url, options);
+  } catch (err) {
+    return { ok: false, status: 0, data: { error: "the server did not answer (" + err.message + ")" } };
+  }
+  const type = response.headers.get("Content-Type") || "";
+  if (type.includes("application/json")) {
+    try {
+      return { ok: response.ok, status: response.status, data: await response.json() };
+    } catch (err) { /* fall through: a broken body */ }
+  }
+  const error = "the server answered " + response.status + " " + response.statusText + " without a JSON body";
+  return { ok: false, status: response.status, data: { error } };
 }
 
 function fillSetup() {
   const game = catalogue.find((g) => g.name === $("game").value);
   $("config").innerHTML = "";
   for (const name of Object.keys(game.configs)) $("config").add(new Option(name, name));
-  $("opponent").innerHTML = "";
-  for (const id of game.agents) $("opponent").add(new Option(id, id, false, id === game.default_opponent));
   fillSeats();
 }
 
+// Seats and opponents of the chosen config: only agents that can sit at that table are offered.
 function fillSeats() {
   const game = catalogue.find((g) => g.name === $("game").value);
-  const n = game.seats[$("config").value];
+  const config = $("config").value;
+  const n = game.seats[config];
   $("seat").innerHTML = "";
   for (let i = 0; i < n; i++) $("seat").add(new Option("player_" + i, i));
+  const chosen = $("opponent").value;
+  const fit = game.agents_by_config[config];
+  $("opponent").innerHTML = "";
+  const preferred = fit.includes(chosen) ? chosen : game.default_opponent;
+  for (const id of fit) $("opponent").add(new Option(id, id, false, id === preferred));
 }
 
 async function init() {
-  const { data } = await api("GET", "/api/games");
+  const { ok, data } = await api("GET", "/api/games");
+  if (!ok) { say(data.error); return; }
   catalogue = data.games;
   for (const g of catalogue) $("game").add(new Option(g.name, g.name));
   $("game").onchange = fillSetup;
@@ -45,12 +68,28 @@ async function init() {
 
 async function start() {
   say("");
+  const token = ++current;
+  // The old game is finished with: its board stops answering clicks at once.
+  const old = state;
+  state = null;
+  busy = false;
+  $("game-area").classList.add("stale");
+  $("moves").innerHTML = "";
+  $("choices").innerHTML = "";
+  $("hint").hidden = true;
+  if (old) api("DELETE", "/api/sessions/" + old.id);  // its place on the server is free at once
   const body = { game: $("game").value, config: $("config").value, seat: Number($("seat").value),
                  opponents: $("opponent").value };
   if ($("max_cycles").value) body.max_cycles = Number($("max_cycles").value);
   if ($("seed").value) body.seed = Number($("seed").value);
   const { ok, data } = await api("POST", "/api/sessions", body);
-  if (!ok) { say(data.error); return; }
+  if (token !== current) return;  // Start was pressed again meanwhile
+  if (!ok) {
+    $("game-area").hidden = true;
+    say("Could not start the game: " + data.error);
+    return;
+  }
+  $("game-area").classList.remove("stale");
   $("log").innerHTML = "";
   $("game-area").hidden = false;
   $("download").hidden = true;
@@ -61,6 +100,8 @@ async function start() {
 
 function show(data) {
   state = data;
+  document.body.dataset.game = data.game;
+  document.body.dataset.sid = data.id;
   document.body.dataset.moves = String(data.num_moves);
   for (const ev of data.events) {
     const line = document.createElement("div");
@@ -77,7 +118,7 @@ function show(data) {
   $("hint-text").textContent = "";
   $("hint").hidden = !data.your_turn;
   if (data.over) {
-    $("status").textContent = "Game over";
+    $("status").textContent = "Game over: " + (END_TEXT[data.end] || data.end);
     $("result").textContent = "Result: " + data.result;
     $("download").href = "/api/sessions/" + data.id + "/record";
     $("download").hidden = false;
@@ -102,13 +143,21 @@ function show(data) {
   }
 }
 
+const END_TEXT = {
+  rules: "ended by the rules",
+  "no-progress": "ended by the no-progress rule",
+  truncated: "cut off at the move limit",
+  illegal: "ended by an illegal move",
+};
+
 function drawBoard(data) {
   const pic = data.picture;
-  const size = pic.cols > 20 ? 18 : pic.cols > 10 ? 32 : pic.cols > 6 ? 44 : 64;
+  const size = pic.cols > 20 ? 24 : pic.cols > 10 ? 44 : pic.cols > 6 ? 52 : 64;
   const ns = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(ns, "svg");
   svg.setAttribute("width", pic.cols * size + 2);
   svg.setAttribute("height", pic.rows * size + 2);
+  svg.setAttribute("viewBox", "0 0 " + (pic.cols * size + 2) + " " + (pic.rows * size + 2));
   const targets = new Set(data.moves.filter((m) => m.square).map((m) => m.square[0] + "," + m.square[1]));
   for (let r = 0; r < pic.rows; r++) {
     for (let c = 0; c < pic.cols; c++) {
@@ -126,7 +175,7 @@ function drawBoard(data) {
       if (cell.text) {
         const t = document.createElementNS(ns, "text");
         t.setAttribute("x", c * size + 3); t.setAttribute("y", r * size + Math.max(10, size * 0.3));
-        t.setAttribute("font-size", Math.max(8, size * 0.28)); t.setAttribute("pointer-events", "none");
+        t.setAttribute("font-size", Math.max(10, size * 0.32)); t.setAttribute("pointer-events", "none");
         t.setAttribute("fill", isDark(cell.fill) ? "#fff" : "#000");
         t.textContent = cell.text;
         g.appendChild(t);
@@ -175,15 +224,27 @@ function isDark(hex) {
 }
 
 async function hint() {
+  if (!state) return;
+  const token = current;
   const { ok, data } = await api("GET", "/api/sessions/" + state.id + "/hint");
+  if (token !== current) return;
   $("hint-text").textContent = ok ? data.agent + " would play: " + data.name : data.error;
 }
 
 async function play(body) {
-  if (!state || state.over) return;
+  if (!state || state.over || busy) return;
+  const token = current;
   say("");
   $("choices").innerHTML = "";
-  const { ok, status, data } = await api("POST", "/api/sessions/" + state.id + "/move", body);
+  busy = true;
+  let answer;
+  try {
+    answer = await api("POST", "/api/sessions/" + state.id + "/move", body);
+  } finally {
+    if (token === current) busy = false;
+  }
+  if (token !== current) return;  // an answer for a game the page no longer shows
+  const { ok, status, data } = answer;
   if (status === 409 && data.choices) {
     say(data.error);
     for (const ch of data.choices) {
@@ -199,19 +260,17 @@ async function play(body) {
   loop();
 }
 
-let looping = false;
+// The agents' moves one by one, for the game shown when the loop began; it stops as soon as
+// another game is started (its answers are then dropped).
 async function loop() {
-  if (looping) return;
-  looping = true;
-  try {
-    while (state && !state.over && !state.your_turn) {
-      await new Promise((resolve) => setTimeout(resolve, PACE_MS));
-      const { ok, data } = await api("POST", "/api/sessions/" + state.id + "/advance");
-      if (!ok) { say(data.error); break; }
-      show(data);
-    }
-  } finally {
-    looping = false;
+  const token = current;
+  while (token === current && state && !state.over && !state.your_turn) {
+    await new Promise((resolve) => setTimeout(resolve, PACE_MS));
+    if (token !== current) return;
+    const { ok, data } = await api("POST", "/api/sessions/" + state.id + "/advance");
+    if (token !== current) return;
+    if (!ok) { say(data.error); return; }
+    show(data);
   }
 }
 
