@@ -15,7 +15,7 @@ keeps this behaviour. It only uses the seat's ``view``: the lookahead works on
 ``state_from_view``, which fills in what the seat cannot know (the Omen order before its reveal,
 the opponent's secret Appeasing card) by sampling.
 
-Evaluation, from the deciding seat's side:
+Evaluation, from the deciding seat's side::
 
     4.5 * (opponent damage - own damage)
   + 7.5 * (weapon cards held - opponent's weapon cards)

@@ -85,7 +85,7 @@ class RunnerHooks:
 class Runner:
     """One game between seats, played step by step (see the module docstring).
 
-    ``seats[i]`` is the :class:`Agent` of seat ``i``, or ``None`` for a seat played from outside
+    ``seats[i]`` is the :class:`~agents.base.Agent` of seat ``i``, or ``None`` for a seat played from outside
     (a human, a learner). Agents are reset with the configured :class:`Game` here. ``state`` (a
     save from ``env.save_state()``) continues a saved game instead of dealing a new one. ``env``
     reuses a strict ``raw_env`` of the game (it is reset here) instead of making a new one; its

@@ -11,11 +11,13 @@ sequence the team has already completed (the rule that lets two sequences share 
 window's *count* is the number of the team's chips in it plus free corners.
 
 * **Placing** a chip on an empty square (natural card or two-eyed jack) is worth
+
   - for every own live window through the square: the gain of moving it from ``c`` to ``c + 1``
     chips (``Weights.own_gain``), or a completed sequence when ``c == 4`` (``complete``; ``win``
     when that sequence reaches the target);
   - for every live window of an opposing team through the square: what it loses by being blocked
     (``block``; a window holding four is an immediate threat worth ``block_four``).
+
 * **Removing** an opposing chip (one-eyed jack) is worth what its owner's live windows through it
   lose (``remove``; breaking a four is worth ``block_four``) plus the own windows it reopens
   (``reopen``).

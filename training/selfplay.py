@@ -35,7 +35,7 @@ from agents.runner import Runner
 class SelfPlayEnv(gym.Env):
     """``gymnasium.Env`` for one learning seat of ``game_name``; opponents come from ``opponent_pool``.
 
-    ``opponent_pool`` is a list of zero-argument callables returning fresh :class:`Agent` objects
+    ``opponent_pool`` is a list of zero-argument callables returning fresh :class:`~agents.base.Agent` objects
     (so frozen snapshots of the learner can be added while training); one is drawn per other seat
     and per episode. ``action_masks()`` gives MaskablePPO the legal actions. ``reset(seed=s)``
     makes the whole sequence of episodes that follows reproducible: the deals, the learner's seat,

@@ -57,7 +57,7 @@ OBSERVATION_VERSIONS = (1, 2, 3)
 DEFAULT_OBSERVATION_VERSION = 2
 STRENGTH_SCALE = 100.0  # tenths: 10.0 strength reads as 1
 SIDE_STRENGTH_SCALE = 400.0
-#: Score s reads as 0.5 + s / (2·(|s| + SCORE_HALF)): 0 → 0.5, ±20 → 0.75/0.25, 60 → 0.875; never
+#: Score s reads as ``0.5 + s / (2·(abs(s) + SCORE_HALF))``: 0 → 0.5, ±20 → 0.75/0.25, 60 → 0.875; never
 #: capped, always inside (0, 1).
 SCORE_HALF = 20.0
 
