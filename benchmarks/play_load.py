@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", type=pathlib.Path, default=None, help="write the report (JSON) here")
     args = parser.parse_args(argv)
 
-    from benchmarks.run import time_env
+    from benchmarks.timing import time_env
     from envs.core.provenance import provenance
     from pettingzoo.classic import connect_four_v3
 

@@ -31,7 +31,7 @@ import numpy as np
 
 import envs
 import envs.vector
-from benchmarks.run import time_env
+from benchmarks.timing import time_env
 from envs.core.provenance import provenance
 
 #: (relative to, at least) per backend; a backend not listed has no goal.
@@ -39,7 +39,7 @@ GOALS = {"python": ("raw_env_prefix", 1.0), "numpy": ("c4_raw_env", 20.0)}
 
 
 def time_env_prefix(make: Any, seconds: float, prefix: int) -> dict[str, float]:
-    """:func:`benchmarks.run.time_env`'s AEC loop, each game cut after its first ``prefix`` actions; the
+    """:func:`benchmarks.timing.time_env`'s AEC loop, each game cut after its first ``prefix`` actions; the
     resets are not timed (the batch's first deal is not timed either)."""
     env = make()
     rng = np.random.default_rng(0)

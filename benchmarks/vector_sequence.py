@@ -3,7 +3,7 @@
     python -m benchmarks.vector_sequence                       # N = 1024, the default config
     python -m benchmarks.vector_sequence --num-envs 256 --config num_teams=3 --seconds 3 --repeats 3
 
-Each round times, interleaved: connect_four_v3's ``raw_env`` random play (``benchmarks.run.time_env``,
+Each round times, interleaved: connect_four_v3's ``raw_env`` random play (``benchmarks.timing.time_env``,
 steps/s) and ``SequenceNumpyBackend`` with N tables, where every step picks one uniformly random legal
 action per table from the stacked masks (argmax of float32 noise times the mask), steps all tables,
 and deals a new game (the reference deal, per table) at every table that finished. Reported: table-steps
@@ -29,7 +29,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from benchmarks.run import time_env  # noqa: E402
+from benchmarks.timing import time_env  # noqa: E402
 from envs.core.provenance import provenance  # noqa: E402
 from envs.sequence.game import SequenceGame  # noqa: E402
 from envs.sequence.vector import SequenceNumpyBackend  # noqa: E402

@@ -35,9 +35,9 @@ NOTE = ("greedy policy; game g dealt with seed eval_seed+g, the policy plays eve
 
 def summarise(outcomes: list[Outcome], opponent: str, num_teams: int) -> dict[str, Any]:
     """The harness's per-agent summary of the policy's games against one opponent kind."""
-    line = AgentLine.at_table("policy", num_teams, fair_share=1 / num_teams)
+    line = AgentLine.at_table("policy", num_teams)
     for o in outcomes:
-        line.add(o.won, o.draw, o.rank, o.length)
+        line.add(o.won, o.draw, o.rank, o.length, 1 / num_teams)
         line.add_side(o.side, o.won)
     summary = line.summary()
     summary["opponent"] = opponent
