@@ -57,7 +57,10 @@ LOCK_FILE = ".index.lock"
 FORMAT = "policy"
 MAX_INDEX_BYTES = 1 << 20
 #: Files copied from a training run folder when a checkpoint is registered (the policy files are required).
-CHECKPOINT_FILES = (SPEC_FILE, WEIGHTS_FILE, "args.json", "eval.json", "learning_curve.png")
+#: ``curve.csv``/``curve.png`` are what the trainers write now (:mod:`training.report`); checkpoints
+#: registered before that carry ``learning_curve.*`` and keep it.
+CHECKPOINT_FILES = (SPEC_FILE, WEIGHTS_FILE, "args.json", "eval.json", "curve.csv", "curve.png",
+                    "learning_curve.csv", "learning_curve.png")
 
 __all__ = [
     "CheckpointError",
@@ -284,7 +287,8 @@ def register_checkpoint(
     """Copy the policy in ``source`` into the checkpoint folder as ``checkpoint_id`` and list it in the index.
 
     ``source`` is a folder holding ``policy.json`` + ``policy.safetensors`` (a training run's output;
-    ``args.json``, ``eval.json`` and ``learning_curve.png`` are copied too when present). The policy
+    ``args.json``, ``eval.json`` and the learning curve, ``curve.csv`` and ``curve.png``, are copied too
+    when present). The policy
     is loaded once to check it. ``search`` (settings of :class:`agents.search.SearchPolicyAgent`)
     makes the id play with determinized lookahead on top of the network. An id that exists already —
     in the index, as a folder, or as another agent — is refused: an id, once shipped, keeps meaning

@@ -1,4 +1,4 @@
-"""Actor-critic networks of the PPO trainer (``training/ppo.py``), loadable with ``agents.policy_io``.
+"""Actor-critic networks of the PPO trainer (the ``training.ppo`` package), loadable with ``agents.policy_io``.
 
 Every network maps a float32 batch of observations ``(B, *obs_shape)`` to action logits
 ``(B, num_actions)`` when called, which is the contract of :func:`agents.policy_io.load_policy`.

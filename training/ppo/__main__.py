@@ -2,4 +2,5 @@
 
 from training.ppo.loop import main
 
-main()
+if __name__ == "__main__":  # the API reference imports this module
+    main()

@@ -1,0 +1,301 @@
+"""PPO checked against references, and the update settings measured: runs the trainers, then tabulates and plots.
+
+    python -m benchmarks.ppo_compare reference               # training.ppo vs SB3 (vs RLlib with --rllib-python)
+    python -m benchmarks.ppo_compare settings                # training.ppo's update settings, Sequence vs random
+    python -m benchmarks.ppo_compare reference --report-only # tables and plots from the runs already made
+
+Two studies, each a list of runs ``(task, variant, seed)``. A task is a game and the one opponent kind the
+learner trains against and is evaluated against (``--eval-every 20000``, 100 seeded games per evaluation,
+the shared team-level evaluation of :mod:`training.evaluation`). Every run is one command of a trainer,
+printed before it starts, writing its own folder under ``--out`` (``<study>/<task>/<variant>-s<seed>``);
+a run whose ``curve.csv`` reaches the sample budget is not run again, so the study resumes where it
+stopped. Then, from the ``curve.csv`` files:
+
+- ``<study>.csv``: every evaluation of every run (task, variant, seed, samples, training CPU seconds,
+  win rate and its Wilson interval, and for training.ppo ``approx_kl`` and ``clipfrac``);
+- ``<study>_summary.csv`` and the printed table: per task and variant the final win rate (mean and
+  spread over seeds), training CPU seconds, and for the reference study the samples at which the mean
+  curve first reaches SB3's final win rate;
+- ``<study>_<game>.png``: one plot per game, win rate against samples and against CPU-hours, one line
+  per variant (mean over seeds, the band spanning the seeds), one row per opponent.
+
+**reference**: Sequence and Pan's Trial against ``random-v0`` and ``heuristic-noisy-v1``, 100,000
+learner decisions, seeds 1–3. Variants: ``ppo`` (training.ppo at its defaults), ``ppo-matched``
+(training.ppo with SB3's network and update settings: ``mlp_ac`` 256 wide, 2,048-decision rollouts,
+8 minibatches, 6 epochs), ``sb3`` (training.train_ppo with the same settings) and, when
+``--rllib-python`` names the Python of an environment with the ``rllib`` extra, ``rllib``
+(training.rllib_train, same settings; its CPU time is not measured, Ray's workers run elsewhere).
+
+**settings**: training.ppo on Sequence against ``random-v0``, 100,000 decisions, seeds 1–3, one variant
+per update setting (learning rate, epochs, minibatches per rollout, rollout length, advantage
+normalisation, value-loss weight); what each variant changes is in :data:`SETTINGS`.
+
+Training CPU time leaves out evaluation in every trainer. Each run is one process on one core
+(``OMP_NUM_THREADS=1``); run the study on an otherwise quiet machine, or read the CPU columns as relative.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from envs.core.provenance import provenance
+
+SAMPLES = 100_000
+SEEDS = (1, 2, 3)
+EVAL = ["--eval-every", "20000", "--eval-games", "100"]
+REFERENCE_TASKS = [
+    ("sequence_v0", "random-v0"),
+    ("pans_trial_v0", "random-v0"),
+    ("sequence_v0", "heuristic-noisy-v1"),
+    ("pans_trial_v0", "heuristic-noisy-v1"),
+]
+#: SB3's network and update settings, given to every trainer in the reference study
+MATCHED = ["--learning-rate", "3e-4", "--num-minibatches", "8", "--update-epochs", "6", "--gamma", "0.995",
+           "--gae-lambda", "0.95", "--clip-coef", "0.2", "--ent-coef", "0.01", "--vf-coef", "0.5",
+           "--max-grad-norm", "0.5"]
+#: training.ppo's update settings measured by the settings study: variant -> flags beyond the defaults.
+#: The defaults (64 tables x 32 decisions a rollout) are the baseline each variant changes one or two of.
+SETTINGS: dict[str, list[str]] = {
+    "old-defaults": ["--num-minibatches", "2", "--update-epochs", "3", "--learning-rate", "3e-4"],
+    "mb8-ep3": ["--num-minibatches", "8", "--update-epochs", "3", "--learning-rate", "3e-4"],
+    "mb8-ep6": ["--num-minibatches", "8", "--update-epochs", "6", "--learning-rate", "3e-4"],
+    "mb8-ep10": ["--num-minibatches", "8", "--update-epochs", "10", "--learning-rate", "3e-4"],
+    "mb8-ep4-lr1e-3": ["--num-minibatches", "8", "--update-epochs", "4", "--learning-rate", "1e-3"],
+    "mb8-ep6-steps16": ["--num-minibatches", "8", "--update-epochs", "6", "--learning-rate", "3e-4",
+                        "--num-steps", "16"],
+    "mb8-ep6-no-norm-adv": ["--num-minibatches", "8", "--update-epochs", "6", "--learning-rate", "3e-4",
+                            "--no-norm-adv"],
+    "mb8-ep6-vf1": ["--num-minibatches", "8", "--update-epochs", "6", "--learning-rate", "3e-4",
+                    "--vf-coef", "1.0"],
+}
+
+
+def commands(study: str, rllib_python: str | None, samples: int = SAMPLES) -> list[tuple[str, str, str, int, list[str]]]:
+    """(game, opponent, variant, seed, argv) of every run of the study, in the order they run."""
+    runs = []
+    if study == "settings":
+        for variant, flags in SETTINGS.items():
+            for seed in SEEDS:
+                argv = ppo_argv("sequence_v0", "random-v0", seed, flags, samples)
+                runs.append(("sequence_v0", "random-v0", variant, seed, argv))
+        return runs
+    for game, opponent in REFERENCE_TASKS:
+        for seed in SEEDS:
+            runs.append((game, opponent, "ppo", seed, ppo_argv(game, opponent, seed, [], samples)))
+            runs.append((game, opponent, "ppo-matched", seed, ppo_argv(
+                game, opponent, seed, [*MATCHED, "--net", "mlp_ac", "--hidden", "256", "--num-envs", "64",
+                                       "--num-steps", "32"], samples)))
+            runs.append((game, opponent, "sb3", seed, [
+                sys.executable, "-m", "training.train_ppo", "--game", game, "--seed", str(seed),
+                "--total-timesteps", str(samples), "--opponents", opponent, "--eval-opponents", opponent,
+                *EVAL, *MATCHED, "--num-envs", "1", "--num-steps", "2048", "--net-arch", "256", "256",
+                "--no-progress"]))
+            if rllib_python:
+                runs.append((game, opponent, "rllib", seed, [
+                    rllib_python, "-m", "training.rllib_train", "--game", game, "--seed", str(seed),
+                    "--iterations", str(math.ceil(samples / 2048)), "--train-batch", "2048",
+                    "--opponents", opponent, "--eval-every", "10", "--eval-games", "100", *MATCHED,
+                    "--hidden", "256", "256", "--no-progress"]))
+    return runs
+
+
+def ppo_argv(game: str, opponent: str, seed: int, flags: list[str], samples: int) -> list[str]:
+    return [sys.executable, "-m", "training.ppo", "--game", game, "--seed", str(seed), "--total-timesteps",
+            str(samples), "--opponents", opponent, "--eval-opponents", opponent, "--snapshot-every", "0",
+            "--checkpoint-every", "0", *EVAL, *flags, "--no-progress"]
+
+
+def run_dir_flag(argv: list[str]) -> str:
+    module = argv[argv.index("-m") + 1]
+    return "--run-dir" if module == "training.ppo" else "--out"
+
+
+def read_curve(folder: pathlib.Path) -> list[dict[str, float]]:
+    path = folder / "curve.csv"
+    if not path.is_file():
+        return []
+    with open(path, newline="") as fh:
+        return [{k: float(v) if v not in ("", None) else math.nan for k, v in row.items()} for row in csv.DictReader(fh)]
+
+
+def finished(folder: pathlib.Path, samples: int) -> bool:
+    curve = read_curve(folder)
+    return bool(curve) and curve[-1]["step"] >= samples and (folder / "args.json").is_file() and (
+        (folder / "eval.json").is_file() or (folder / "policy").is_dir())
+
+
+def run_all(study: str, out: pathlib.Path, rllib_python: str | None, only: str | None, samples: int) -> None:
+    runs = commands(study, rllib_python, samples)
+    if only:
+        runs = [r for r in runs if only in f"{r[0]}/{r[1]}/{r[2]}"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    for i, (game, opponent, variant, seed, argv) in enumerate(runs, 1):
+        folder = out / study / f"{game}-{opponent}" / f"{variant}-s{seed}"
+        if finished(folder, samples):
+            print(f"[{i}/{len(runs)}] done already: {folder}", flush=True)
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        full = [*argv, run_dir_flag(argv), str(folder)]
+        print(f"[{i}/{len(runs)}] {' '.join(full)}", flush=True)
+        start = time.perf_counter()
+        with open(folder / "stdout.log", "w") as log:
+            code = subprocess.call(full, stdout=log, stderr=subprocess.STDOUT, env=env)
+        print(f"    exit {code} after {time.perf_counter() - start:.0f} s", flush=True)
+        if code != 0:
+            print(f"    failed: see {folder / 'stdout.log'}", flush=True)
+
+
+def collect(study: str, out: pathlib.Path) -> list[dict[str, Any]]:
+    """Every evaluation row of every run of the study found under ``out``."""
+    rows = []
+    for folder in sorted((out / study).glob("*/*-s*")):
+        task = folder.parent.name
+        game, opponent = task.split("-", 1)
+        variant, seed = folder.name.rsplit("-s", 1)
+        for r in read_curve(folder):
+            rows.append({
+                "game": game, "opponent": opponent, "variant": variant, "seed": int(seed),
+                "samples": int(r["step"]), "cpu_seconds": r.get("cpu_seconds", math.nan),
+                "win_rate": r.get(f"win_rate_vs_{opponent}", math.nan),
+                "win_low": r.get(f"win_low_vs_{opponent}", math.nan),
+                "win_high": r.get(f"win_high_vs_{opponent}", math.nan),
+                "approx_kl": r.get("approx_kl", math.nan), "clipfrac": r.get("clipfrac", math.nan),
+            })
+    return rows
+
+
+def summarize(rows: list[dict[str, Any]], samples: int) -> list[dict[str, Any]]:
+    """Per task and variant: final win rate over seeds, CPU seconds, and samples to reach SB3's final rate."""
+    groups: dict[tuple[str, str, str], dict[int, list[dict[str, Any]]]] = {}
+    for r in rows:
+        groups.setdefault((r["game"], r["opponent"], r["variant"]), {}).setdefault(r["seed"], []).append(r)
+    summary = []
+    for (game, opponent, variant), seeds in sorted(groups.items()):
+        finals = [max(runs, key=lambda r: r["samples"]) for runs in seeds.values()]
+        finals = [f for f in finals if f["samples"] >= samples]
+        if not finals:
+            continue
+        wins = np.array([f["win_rate"] for f in finals])
+        kls = [r["approx_kl"] for runs in seeds.values() for r in runs if not math.isnan(r["approx_kl"])]
+        clips = [r["clipfrac"] for runs in seeds.values() for r in runs if not math.isnan(r["clipfrac"])]
+        summary.append({
+            "game": game, "opponent": opponent, "variant": variant, "seeds": len(finals),
+            "final_win_rate": round(float(wins.mean()), 3), "win_rate_min": round(float(wins.min()), 3),
+            "win_rate_max": round(float(wins.max()), 3),
+            "cpu_seconds": round(float(np.mean([f["cpu_seconds"] for f in finals])), 1),
+            "mean_approx_kl": float(f"{np.mean(kls):.3g}") if kls else math.nan,
+            "mean_clipfrac": round(float(np.mean(clips)), 4) if clips else math.nan,
+        })
+    for s in summary:
+        ref = next((t for t in summary if (t["game"], t["opponent"], t["variant"]) == (s["game"], s["opponent"], "sb3")), None)
+        s["samples_to_sb3_final"] = samples_to_reach(rows, s, ref["final_win_rate"]) if ref else ""
+    return summary
+
+
+def samples_to_reach(rows: list[dict[str, Any]], s: dict[str, Any], target: float) -> int | str:
+    """The first evaluation step at which the mean over seeds reaches ``target`` ("never" within the budget)."""
+    by_step: dict[int, list[float]] = {}
+    for r in rows:
+        if (r["game"], r["opponent"], r["variant"]) == (s["game"], s["opponent"], s["variant"]):
+            by_step.setdefault(round(r["samples"], -3), []).append(r["win_rate"])
+    for step in sorted(by_step):
+        if len(by_step[step]) == s["seeds"] and np.mean(by_step[step]) >= target - 1e-9:
+            return step
+    return "never"
+
+
+def plot(study: str, rows: list[dict[str, Any]], out: pathlib.Path) -> list[pathlib.Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    for game in sorted({r["game"] for r in rows}):
+        opponents = sorted({r["opponent"] for r in rows if r["game"] == game})
+        fig, axes = plt.subplots(len(opponents), 2, figsize=(10, 3.4 * len(opponents)), squeeze=False)
+        for row_axes, opponent in zip(axes, opponents):
+            for variant in sorted({r["variant"] for r in rows if (r["game"], r["opponent"]) == (game, opponent)}):
+                runs = [r for r in rows if (r["game"], r["opponent"], r["variant"]) == (game, opponent, variant)]
+                steps = sorted({round(r["samples"], -3) for r in runs})
+                by = {s: [r for r in runs if round(r["samples"], -3) == s] for s in steps}
+                mean = [np.mean([r["win_rate"] for r in by[s]]) for s in steps]
+                low = [min(r["win_rate"] for r in by[s]) for s in steps]
+                high = [max(r["win_rate"] for r in by[s]) for s in steps]
+                cpu_h = [np.mean([r["cpu_seconds"] for r in by[s]]) / 3600 for s in steps]
+                for ax, xs in ((row_axes[0], [s / 1e6 for s in steps]), (row_axes[1], cpu_h)):
+                    if any(math.isnan(x) for x in xs):
+                        continue
+                    ax.plot(xs, mean, marker="o", label=variant)
+                    ax.fill_between(xs, low, high, alpha=0.15)
+            for ax, label in zip(row_axes, ("million samples (learner decisions)", "training CPU-hours")):
+                ax.set_xlabel(label)
+                ax.set_ylabel(f"win rate vs {opponent}")
+                ax.set_ylim(0, 1)
+                ax.grid(alpha=0.3)
+                ax.legend(fontsize=8)
+        fig.suptitle(f"{game}: {study} study (mean of seeds; band: lowest to highest seed)")
+        fig.tight_layout()
+        path = out / f"{study}_{game}.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def write_csv(path: pathlib.Path, rows: list[dict[str, Any]], comment: str) -> None:
+    with open(path, "w", newline="") as fh:
+        fh.write(f"# {comment}\n")
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def report(study: str, out: pathlib.Path, samples: int) -> None:
+    rows = collect(study, out)
+    if not rows:
+        print(f"no runs of the {study} study under {out}")
+        return
+    prov = json.dumps(provenance(["sequence_v0", "pans_trial_v0"]), sort_keys=True)
+    write_csv(out / f"{study}.csv", rows, f"benchmarks.ppo_compare {study}; provenance {prov}")
+    summary = summarize(rows, samples)
+    write_csv(out / f"{study}_summary.csv", summary, f"benchmarks.ppo_compare {study}; provenance {prov}")
+    keys = list(summary[0])
+    print(" | ".join(keys))
+    for s in summary:
+        print(" | ".join(str(s[k]) for k in keys))
+    for path in plot(study, rows, out):
+        print(f"wrote {path}")
+    print(f"wrote {out / f'{study}.csv'} and {out / f'{study}_summary.csv'}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("study", choices=("reference", "settings"))
+    parser.add_argument("--out", default="runs/ppo_compare", help="folder of the runs, tables and plots")
+    parser.add_argument("--rllib-python", default=None,
+                        help="python of an environment with the rllib extra (adds the RLlib variant)")
+    parser.add_argument("--only", default=None, help="run only runs whose game/opponent/variant contains this")
+    parser.add_argument("--samples", type=int, default=SAMPLES, help="learner decisions per run")
+    parser.add_argument("--report-only", action="store_true", help="tabulate and plot the runs already made")
+    args = parser.parse_args(argv)
+    out = pathlib.Path(args.out)
+    if not args.report_only:
+        run_all(args.study, out, args.rllib_python, args.only, args.samples)
+    report(args.study, out, args.samples)
+
+
+if __name__ == "__main__":
+    main()
