@@ -276,6 +276,17 @@ class Session:
         scores = ", ".join(f"player_{i} {r:+g}" for i, r in enumerate(returns))
         return f"{head} ({scores})"
 
+    def end_text(self) -> str:
+        """Why the game ended, in words: the game's ``end_texts`` for the engine's reason, or the move limit
+        ("" while the game goes on). The terminal, the browser and replays all say it this way."""
+        reason = self.runner.end_reason
+        if reason is None:
+            return ""
+        if reason == TRUNCATED:
+            return "the move limit was reached before the rules ended the game, so nobody wins"
+        text = self.game.end_texts.get(reason)
+        return text.format(**self.game.config) if text else f"{reason}"
+
     def seat_label(self, seat: int) -> str:
         who = self.seats[seat]
         return f"player_{seat} ({'you' if who == HUMAN and len(self.humans) == 1 else who})"

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import TextIO
 
 from agents.records import HUMAN
-from agents.runner import TRUNCATED
 from play.session import Session, SessionError, UndoRefused
 from play.views import Picture, action_square, picture
 
@@ -209,17 +208,6 @@ def _by_words(words: list[str], moves: list[tuple[int, str]],
     return found
 
 
-def end_text(session: Session) -> str:
-    """Why the game ended, in words: the game's ``end_texts`` for the engine's reason, or the move limit."""
-    reason = session.runner.end_reason
-    if reason is None:
-        return ""
-    if reason == TRUNCATED:
-        return "the move limit was reached before the rules ended the game, so nobody wins"
-    text = session.game.end_texts.get(reason)
-    return text.format(**session.game.config) if text else f"{reason}"
-
-
 # ----------------------------------------------------------------------------------------------
 class TerminalGame:
     """Plays a session in a terminal; ``read`` and ``out`` are injectable for tests."""
@@ -259,7 +247,7 @@ class TerminalGame:
         viewer = s.humans[0] if s.humans else 0
         self.say(draw_picture(picture(s.game, s.view(viewer)), self.color))
         self.say(f"Game over: {s.describe_result()} (seed {s.seed})")
-        why = end_text(s)
+        why = s.end_text()
         if why:
             self.say(textwrap.fill(f"How it ended: {why}", self.width, subsequent_indent="    "))
         self._write_record()
@@ -357,7 +345,7 @@ class TerminalGame:
         targets = set(squares.values()) - {None}
         self.say("")
         self.say(draw_picture(pic, self.color, self.width, targets))
-        for line in pic.lines:
+        for line in [pic.turn, *pic.lines] if pic.turn else pic.lines:
             self.say(textwrap.fill(line, self.width, subsequent_indent="    "))
         for line in pic.private:
             self.say(textwrap.fill(f"* {line}", self.width, subsequent_indent="    "))
@@ -396,5 +384,5 @@ def watch(session: Session, pace: float = 0.5, out: TextIO | None = None, color:
               file=out, flush=True)
         if pace:
             time.sleep(pace)
-    print(f"Game over: {session.describe_result()}; {end_text(session)}" if session.over
+    print(f"Game over: {session.describe_result()}; {session.end_text()}" if session.over
           else f"Stopped after {moves} moves.", file=out, flush=True)

@@ -10,6 +10,8 @@ buttons (terminal: the numbered list).
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from typing import Any
 
@@ -18,14 +20,20 @@ from envs.core.picture import SEAT_COLOURS, Cell, Picture
 __all__ = ["SEAT_COLOURS", "Cell", "Picture", "action_square", "picture", "text_picture"]
 
 
-def picture(game, view: dict[str, Any]) -> Picture:
-    """The picture of ``view`` (one seat's ``player_view``) for ``game``; text only if the game has none."""
+def picture(game, view: dict[str, Any], ended: str | None = None) -> Picture:
+    """The picture of ``view`` (one seat's ``player_view``) for ``game``; text only if the game has none.
+
+    ``ended`` (how the game ended, :meth:`play.session.Session.end_text`) takes the place of the
+    picture's ``turn`` line once the game is over, whether the rules or the move limit ended it.
+    """
     pic = game.picture(view)
     if pic is None:
-        return text_picture(game, view)
-    if not isinstance(pic, Picture):
+        pic = text_picture(game, view)
+    elif not isinstance(pic, Picture):
         raise TypeError(f"{game.name}: Game.picture must return an envs.core.picture.Picture or None, "
                         f"got {type(pic).__name__}")
+    if ended is not None:
+        pic = dataclasses.replace(pic, turn=f"game over: {ended}")
     return pic
 
 

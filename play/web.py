@@ -172,13 +172,14 @@ def seat_state(session: Session, seat: int, sid: str, since: int = 0) -> dict[st
         "to_act": to_act,
         "your_turn": mine,
         "phase": session.phase,
-        "picture": picture(session.game, view).to_dict(),
+        "picture": picture(session.game, view, ended=session.end_text() if over else None).to_dict(),
         "moves": moves,
         "events": session.events_for(seat, since),
         "num_moves": len(session.record.moves),
         "over": over,
         "result": session.describe_result() if over else None,
         "end": session.end_reason,
+        "end_text": session.end_text() if over else None,
         "seed": session.seed if over else None,
     }
     return body

@@ -30,7 +30,7 @@ from play.web import create_app  # noqa: E402  (after the skip checks)
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]
 STATE_KEYS = {"id", "game", "config", "seat", "seats", "to_act", "your_turn", "phase", "picture", "moves", "events",
-              "num_moves", "over", "result", "end", "seed"}
+              "num_moves", "over", "result", "end", "end_text", "seed"}
 GAMES = [
     ("sequence_v0", "2p", None),
     ("pans_trial_v0", "default", None),
@@ -52,10 +52,13 @@ class Checker:
         if set(body) != STATE_KEYS:
             self.problems.append(f"unexpected keys {sorted(set(body) ^ STATE_KEYS)}")
         view = session.view(seat)
-        if body["picture"] != picture(session.game, view).to_dict():
+        ended = session.end_text() if body["over"] else None
+        if body["picture"] != picture(session.game, view, ended=ended).to_dict():
             self.problems.append("picture not built from the seat's view")
         if not body["over"] and body["seed"] is not None:
             self.problems.append("seed sent before the end")
+        if body["over"] and body["end_text"] != session.end_text():
+            self.problems.append(f"end_text {body['end_text']!r} is not the session's {session.end_text()!r}")
         if body["moves"] and not body["your_turn"]:
             self.problems.append("moves sent while another seat is to act")
         own = set(picture(session.game, view).private)
@@ -176,6 +179,10 @@ def test_whole_game_against_the_heuristic(server, browser, game, config, max_cyc
     assert clicks >= 3
     assert not errors, errors
     assert page.text_content("#result").startswith("Result: ")
+    # the status line says how the game ended, in the game's own words (never "player_N to act")
+    status = page.text_content("#status")
+    assert status.startswith("Game over: ") and len(status) > len("Game over: "), status
+    assert "to act" not in page.text_content("#public")
     href = page.get_attribute("#download", "href")
     record = Record.from_dict(json.loads(page.request.get(url + href).text()))
     assert record.game == game and record.seats[0] == "human" and record.result["over"]

@@ -228,8 +228,21 @@ def test_wizard_arena_status_line_after_the_end_names_no_one_to_act():
     session = Session("wizard_arena_v0", ["wizard_arena_v0/heuristic-v1"] * 2, config="2bots", seed=3)
     session.run_agents()
     assert session.over and session.runner.end_reason != "truncated"
-    first = picture(session.game, session.view(0)).lines[0]
-    assert first.endswith("the game is over") and "to act" not in first
+    turn = picture(session.game, session.view(0)).turn
+    assert turn.endswith("the game is over") and "to act" not in turn
+    # the front ends put how it ended in the turn line's place
+    ended = picture(session.game, session.view(0), ended=session.end_text())
+    assert ended.turn == f"game over: {session.end_text()}" and ended.lines == picture(session.game, session.view(0)).lines
+
+
+def test_a_game_cut_off_by_the_move_limit_names_no_one_to_act():
+    """The view of a truncated game still has a seat to act; the front ends say the move limit ended it."""
+    session = Session("dojo_v0", ["dojo_v0/random-v0"] * 2, config="2p", seed=1, max_cycles=5)
+    session.run_agents()
+    assert session.over and session.runner.end_reason == "truncated"
+    assert "to act" in picture(session.game, session.view(0)).turn
+    ended = picture(session.game, session.view(0), ended=session.end_text())
+    assert "to act" not in ended.turn and "move limit" in ended.turn
 
 
 # ----------------------------------------------------------------------------------------------

@@ -47,6 +47,13 @@ def test_whole_game_record_replays_and_pictures_come_from_the_view(game):
     assert s.record.result["over"]
     env = replay(s.record)
     assert env.save_state() == s.runner.env.save_state()
+    # how it ended, in words: the game's end_texts for the engine's reason, or the move limit
+    reason = s.runner.end_reason
+    assert s.end_text() and s.end_text() != reason
+    if reason in s.game.end_texts:
+        assert s.end_text() == s.game.end_texts[reason].format(**s.game.config)
+    # the picture of a finished game names nobody to act
+    assert not any("to act" in line for line in picture(s.game, s.view(0)).lines)
 
 
 def test_out_of_turn_illegal_and_agent_seat_moves_are_refused():

@@ -37,10 +37,12 @@ class Cell:
 class Picture:
     """What one seat sees: a ``rows`` x ``cols`` grid of cells, walls, and lines of text.
 
-    ``legend`` explains the letters and colours; ``strong_means`` says what a strong (bold) mark is,
-    or "" if the game never marks one strong; the front ends add it to the legend only when a strong
-    mark is on the board, so legend and board agree (each front end names its own way of showing a
-    strong mark). A picture with no rows is text only.
+    ``turn`` says whose move it is (and the phase) while the game goes on, apart from the other public
+    ``lines`` so that a front end can say how the game ended in its place once it is over (a game the
+    move limit cut off still has a seat "to act" in its view). ``legend`` explains the letters and
+    colours; ``strong_means`` says what a strong (bold) mark is, or "" if the game never marks one
+    strong; the front ends add it to the legend only when a strong mark is on the board, so legend and
+    board agree (each front end names its own way of showing a strong mark). A picture with no rows is text only.
     """
 
     rows: int
@@ -49,6 +51,7 @@ class Picture:
     walls: list[tuple[int, int, int, int]] = field(default_factory=list)  # (r1, c1, r2, c2): closed edge
     doors: list[tuple[int, int, int, int]] = field(default_factory=list)  # edges that are entrances
     lines: list[str] = field(default_factory=list)  # public information
+    turn: str = ""  # whose move it is; the front ends put how the game ended here once it is over
     private: list[str] = field(default_factory=list)  # what only this seat knows
     legend: str = ""
     cell_width: int = 3  # characters per cell in the terminal
@@ -68,5 +71,5 @@ class Picture:
     def to_dict(self) -> dict[str, Any]:
         return {"rows": self.rows, "cols": self.cols, "cells": [[c.to_dict() for c in row] for row in self.cells],
                 "walls": [list(w) for w in self.walls], "doors": [list(d) for d in self.doors],
-                "lines": list(self.lines), "private": list(self.private),
+                "turn": self.turn, "lines": list(self.lines), "private": list(self.private),
                 "legend": self.full_legend()}

@@ -52,10 +52,10 @@ def picture(game, view) -> Picture:
         lines.append(f"player_{q}: track {t} ({BELT_NAMES[belt_of(t)]}) {' '.join(f for f in flags if f)}".rstrip())
     actor = view["pending"][0][1] if view["pending"] else view["actor"]
     if view["winner"] >= 0:
-        lines.append(f"the game is over: player_{view['winner']} wears the Black Belt")
+        turn = f"the game is over: player_{view['winner']} wears the Black Belt"
     else:
-        lines.append(f"turn of player_{view['turn_player']}, phase {view['main_phase']}, player_{actor} to act; "
-                     f"roll {view['roll']}, steps left {view['mv_steps']}")
+        turn = (f"turn of player_{view['turn_player']}, phase {view['main_phase']}, player_{actor} to act; "
+                f"roll {view['roll']}, steps left {view['mv_steps']}")
     if view["k_att"] >= 0:
         lines.append(f"Kumite ({view['k_kind']}): player_{view['k_att']} attacks player_{view['k_def']}, "
                      f"dice {view['k_dice'][0]} v {view['k_dice'][1]}")
@@ -66,7 +66,7 @@ def picture(game, view) -> Picture:
     own = view["hands"][view["seat"]]
     private = [f"you are player_{view['seat']}",
                "your Tecnica: " + (", ".join(CARD_NAMES[c] for c in own) or "none")]
-    return Picture(SIZE, SIZE, cells, walls=walls, doors=doors, lines=lines, private=private, cell_width=3,
+    return Picture(SIZE, SIZE, cells, walls=walls, doors=doors, lines=lines, turn=turn, private=private, cell_width=3,
                    legend="digits: pawns; A Allenamento, F Fatica, ? Nebbia, T Tunnel, P Passo Falso, "
                           "K Sfida; dark (D): the Dojo (green edges: its entrances); white (S): Safe Rooms",
                    strong_means="your pawn")

@@ -51,10 +51,10 @@ def picture(game, view) -> Picture:
     if view["pool"]:
         lines.append("draft pool: " + " ".join(R.card_name(c) for c in view["pool"]))
     if view["winner"] is not None:
-        lines.append("the game is over")
+        turn = "the game is over"
     else:
-        lines.append(f"phase {view['stage']}, player_{view['actor']} to act, Traversing: "
-                     f"player_{view['active']} ({view['turns_left']} turn(s) left)")
+        turn = (f"phase {view['stage']}, player_{view['actor']} to act, Traversing: "
+                f"player_{view['active']} ({view['turns_left']} turn(s) left)")
     if any(view["appease_submitted"]):
         who = [f"player_{p}" for p in (0, 1) if view["appease_submitted"][p]]
         lines.append("Appeasing card chosen by: " + ", ".join(who))
@@ -67,7 +67,7 @@ def picture(game, view) -> Picture:
     private = [f"you are player_{view['seat']}"]
     if view["my_appease_card"] >= 0:
         private.append(f"your Appeasing card: {R.card_name(view['my_appease_card'])}")
-    return Picture(R.SIZE, R.SIZE, cells, lines=lines, private=private, cell_width=6,
+    return Picture(R.SIZE, R.SIZE, cells, lines=lines, turn=turn, private=private, cell_width=6,
                    legend="W wall, T trap, B ballista, X weapon; 0/1 the players; -- a hole",
                    strong_means="your pawn")
 

@@ -34,9 +34,10 @@ def picture(game, view) -> Picture:
             cells[r][c].mark_colour = SEAT_COLOURS[i % len(SEAT_COLOURS)]
             cells[r][c].strong = i == view["seat"]
     if view["phase"] == "over":
-        lines = [f"round {view['round']}: the game is over"]
+        turn = f"round {view['round']}: the game is over"
     else:
-        lines = [f"round {view['round']}, phase {view['phase']}, player_{view['actor']} to act"]
+        turn = f"round {view['round']}, phase {view['phase']}, player_{view['actor']} to act"
+    lines = []
     for row in game.scoreboard(state):
         i = row["seat"]
         party = "-".join(chr(ord("A") + m) for m in row["party"]) or "solo"
@@ -44,7 +45,7 @@ def picture(game, view) -> Picture:
                      f"score {row['score']} strength {row['strength']:.1f} hp {row['hp']}/{row['max_hp']} "
                      f"party {party}")
     private = [f"you are player_{view['seat']} (bot {chr(ord('A') + view['seat'])})"]
-    return Picture(size, size, cells, lines=lines, private=private, cell_width=2,
+    return Picture(size, size, cells, lines=lines, turn=turn, private=private, cell_width=2,
                    legend="A-P bots, @ Gary, x gravestone, ^ mountain, # forest", strong_means="your bot")
 
 

@@ -111,14 +111,14 @@ function show(data) {
   }
   drawBoard(data);
   $("private").textContent = data.picture.private.join("\n");
-  $("public").textContent = data.picture.lines.join("\n");
+  $("public").textContent = [data.picture.turn, ...data.picture.lines].filter((l) => l).join("\n");
   $("legend").textContent = data.picture.legend;
   $("choices").innerHTML = "";
   $("moves").innerHTML = "";
   $("hint-text").textContent = "";
   $("hint").hidden = !data.your_turn;
   if (data.over) {
-    $("status").textContent = "Game over: " + (END_TEXT[data.end] || data.end);
+    $("status").textContent = "Game over: " + (data.end_text || data.end);
     $("result").textContent = "Result: " + data.result;
     $("download").href = "/api/sessions/" + data.id + "/record";
     $("download").hidden = false;
@@ -142,13 +142,6 @@ function show(data) {
     document.body.dataset.turn = "";
   }
 }
-
-const END_TEXT = {
-  rules: "ended by the rules",
-  "no-progress": "ended by the no-progress rule",
-  truncated: "cut off at the move limit",
-  illegal: "ended by an illegal move",
-};
 
 function drawBoard(data) {
   const pic = data.picture;
