@@ -21,7 +21,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from envs.core.provenance import provenance
+from envs.core.provenance import image_metadata, provenance
 
 HEURISTIC, RANDOM = "wizard_arena_v0/heuristic-v1", "wizard_arena_v0/random-v0"
 
@@ -134,7 +134,7 @@ def plot(results: list[FieldResult], path: pathlib.Path) -> pathlib.Path:
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, metadata=image_metadata("wizard_arena_v0"))
     plt.close(fig)
     return path
 

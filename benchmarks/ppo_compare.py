@@ -49,7 +49,8 @@ from typing import Any
 
 import numpy as np
 
-from envs.core.provenance import provenance
+import training.report
+from envs.core.provenance import image_metadata, provenance
 
 SAMPLES = 100_000
 SEEDS = (1, 2, 3)
@@ -123,10 +124,7 @@ def run_dir_flag(argv: list[str]) -> str:
 
 def read_curve(folder: pathlib.Path) -> list[dict[str, float]]:
     path = folder / "curve.csv"
-    if not path.is_file():
-        return []
-    with open(path, newline="") as fh:
-        return [{k: float(v) if v not in ("", None) else math.nan for k, v in row.items()} for row in csv.DictReader(fh)]
+    return training.report.read_curve(path)[1] if path.is_file() else []
 
 
 def finished(folder: pathlib.Path, samples: int) -> bool:
@@ -249,7 +247,7 @@ def plot(study: str, rows: list[dict[str, Any]], out: pathlib.Path) -> list[path
         fig.suptitle(f"{game}: {study} study (mean of seeds; band: lowest to highest seed)")
         fig.tight_layout()
         path = out / f"{study}_{game}.png"
-        fig.savefig(path, dpi=100)
+        fig.savefig(path, dpi=100, metadata=image_metadata(game))
         plt.close(fig)
         written.append(path)
     return written
@@ -257,7 +255,7 @@ def plot(study: str, rows: list[dict[str, Any]], out: pathlib.Path) -> list[path
 
 def write_csv(path: pathlib.Path, rows: list[dict[str, Any]], comment: str) -> None:
     with open(path, "w", newline="") as fh:
-        fh.write(f"# {comment}\n")
+        fh.write(f"# {comment}\n")  # read with pandas.read_csv(path, comment="#")
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)

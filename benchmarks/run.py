@@ -36,7 +36,7 @@ import numpy as np
 
 import envs
 from benchmarks.timing import time_env
-from envs.core.provenance import provenance
+from envs.core.provenance import image_metadata, provenance
 
 GOALS = {"raw_env": ("c4_raw_env", 2.0), "env": ("c4_env", 1.5), "engine": ("c4_env", 5.0)}
 
@@ -197,7 +197,7 @@ def plot(report: dict[str, Any], path: pathlib.Path) -> None:
     ax.set_title("Random-play speed relative to connect_four_v3 (same run)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, metadata=image_metadata(report["provenance"]["environments"]))
     plt.close(fig)
 
 

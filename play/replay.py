@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from agents.records import Record, replay
+from envs.core.provenance import image_metadata, png_info
 
 
 def transcript(record: Record) -> str:
@@ -125,7 +126,8 @@ def write_gif(record: Record, path: str | pathlib.Path, max_frames: int = 200, f
     durations[-1] = int(last_frame_s * 1000)
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    padded[0].save(path, save_all=True, append_images=padded[1:], duration=durations, loop=0, optimize=True)
+    padded[0].save(path, save_all=True, append_images=padded[1:], duration=durations, loop=0, optimize=True,
+                   comment=image_metadata(record.game)["Comment"])
     return path
 
 
@@ -141,5 +143,5 @@ def write_png(record: Record, path: str | pathlib.Path, scale: float = 1.0) -> p
         im = im.resize((max(1, int(im.width * scale)), max(1, int(im.height * scale))))
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    im.save(path, optimize=True)
+    im.save(path, optimize=True, pnginfo=png_info(record.game))
     return path

@@ -19,6 +19,17 @@ RANDOM = "sequence_v0/random-v0"
 HEURISTIC = "sequence_v0/heuristic-v1"
 
 
+def _image_provenance(path):
+    """The provenance block in a PNG's text chunks or a GIF's comment."""
+    from PIL import Image
+
+    with Image.open(path) as im:
+        if im.format == "GIF":
+            return json.loads(im.info["comment"])
+        assert im.text["Software"] == f"tabletop-rl {envs.__version__}"
+        return json.loads(im.text["Comment"])
+
+
 def _checked(block, *games):
     """The block is valid, names exactly ``games`` at their versions, and this checkout's commit."""
     check_provenance(block)
@@ -35,6 +46,7 @@ def test_evaluate_results_and_records_carry_provenance(tmp_path):
     assert evaluate.main(["--agents", "random-v0", "heuristic-v1", "--games", "2", "--workers", "1",
                           "--no-progress", "--out", str(out), "--records", str(records)]) == 0
     _checked(json.loads((out / "results.json").read_text())["provenance"], "sequence_v0")
+    _checked(_image_provenance(out / "winrates.png"), "sequence_v0")
     paths = sorted(records.iterdir())
     assert len(paths) == 2
     for path in paths:
@@ -61,6 +73,7 @@ def test_simulate_json_carries_provenance(tmp_path):
     simulate.main(["pans_trial_v0", "--games", "1", "--agents", "random", "--out", str(tmp_path / "sim.png"),
                    "--no-progress", "--max-cycles", "30", "--json", str(path)])
     _checked(json.loads(path.read_text())["provenance"], "pans_trial_v0")
+    _checked(_image_provenance(tmp_path / "sim.png"), "pans_trial_v0")
 
 
 def test_tournament_records_carry_provenance(tmp_path):
@@ -79,10 +92,36 @@ def test_benchmark_reports_carry_provenance(tmp_path):
 
     bench.main(["--games", "dojo_v0", "--seconds", "0.02", "--repeats", "1", "--out", str(tmp_path / "bench")])
     _checked(json.loads((tmp_path / "bench" / "benchmark.json").read_text())["provenance"], "dojo_v0")
+    _checked(_image_provenance(tmp_path / "bench" / "benchmark.png"), "dojo_v0")
     out = tmp_path / "endings.json"
     arena_endings.main(["--fields", "3+3 mixed", "--games", "1", "--max-cycles", "10", "--no-progress-bar",
                         "--out", str(out)])
     _checked(json.loads(out.read_text())["provenance"], "wizard_arena_v0")
+
+
+def test_replay_pictures_carry_provenance(tmp_path):
+    from play.replay import write_gif, write_png
+
+    record = _record()
+    _checked(_image_provenance(write_png(record, tmp_path / "final.png")), "sequence_v0")
+    _checked(_image_provenance(write_gif(record, tmp_path / "game.gif", max_frames=3)), "sequence_v0")
+
+
+def test_a_training_curve_and_its_tensorboard_log_carry_provenance(tmp_path):
+    from training.report import read_curve, tensorboard_writer, write_curve
+
+    rows = [{"step": 64, "cpu_seconds": 1.0, "win_rate_vs_random-v0": 0.5, "win_low_vs_random-v0": 0.3,
+             "win_high_vs_random-v0": 0.7}]
+    write_curve(rows, tmp_path, "a title", "dojo_v0")
+    block, back = read_curve(tmp_path / "curve.csv")
+    _checked(block, "dojo_v0")
+    assert back == rows
+    _checked(_image_provenance(tmp_path / "curve.png"), "dojo_v0")
+    writer = tensorboard_writer(tmp_path / "tb", "dojo_v0")
+    writer.add_scalar("x", 1.0, 0)
+    writer.close()
+    (events,) = (tmp_path / "tb").iterdir()
+    assert b"provenance" in events.read_bytes() and envs.__version__.encode() in events.read_bytes()
 
 
 # ----------------------------------------------------------------------------------------------

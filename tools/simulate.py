@@ -43,7 +43,7 @@ import envs
 from agents.runner import Runner, RunnerHooks
 from agents.scoring import score_game
 from envs.core import ConfigError
-from envs.core.provenance import provenance
+from envs.core.provenance import image_metadata, provenance
 from agents.stats import wilson_interval
 
 AGENT_ALIASES = {"heuristic": "heuristic-v1", "greedy": "heuristic-v1", "random": "random-v0"}
@@ -336,7 +336,7 @@ def plot(game_name: str, base: dict[str, Any], variants: list[dict[str, Any]], p
     ax.set_title("Win rate by turn-order position")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    fig.savefig(path, dpi=90, metadata=image_metadata([game_name]))
     plt.close(fig)
 
 

@@ -129,6 +129,31 @@ def curve_row(step: int, results: dict[str, dict[str, Any]], **values: Any) -> d
     return row
 
 
+def tensorboard_writer(folder: pathlib.Path, game: str, **kwargs: Any) -> Any:
+    """A TensorBoard ``SummaryWriter`` on ``folder`` whose log starts with the run's provenance (a text
+    summary under the tag ``provenance``, shown on TensorBoard's Text tab)."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    from envs.core.provenance import provenance
+
+    writer = SummaryWriter(str(folder), **kwargs)
+    writer.add_text("provenance", "    " + json.dumps(provenance([game]), indent=1).replace("\n", "\n    "))
+    return writer
+
+
+def read_curve(path: pathlib.Path) -> tuple[dict[str, Any] | None, list[dict[str, float]]]:
+    """``curve.csv`` as (its provenance block or None for a file written before it had one, its rows as
+    numbers; an empty cell is NaN)."""
+    with open(path, newline="") as fh:
+        text = fh.read().splitlines()
+    block = None
+    if text and text[0].startswith("# provenance: "):
+        block = json.loads(text[0][len("# provenance: "):])
+        text = text[1:]
+    rows = [{k: float(v) if v not in ("", None) else math.nan for k, v in row.items()} for row in csv.DictReader(text)]
+    return block, rows
+
+
 def log_scalars(writer: Any, row: dict[str, Any]) -> None:
     """Every number of a curve row to TensorBoard, under the CSV column's name, at the row's step."""
     for key, value in row.items():
@@ -136,15 +161,21 @@ def log_scalars(writer: Any, row: dict[str, Any]) -> None:
             writer.add_scalar(key, value, row["step"])
 
 
-def write_curve(curve: list[dict[str, Any]], run_dir: pathlib.Path, title: str) -> None:
-    """``curve.csv`` (one row per evaluation) and ``curve.png`` (win rates with Wilson bands)."""
+def write_curve(curve: list[dict[str, Any]], run_dir: pathlib.Path, title: str, game: str) -> None:
+    """``curve.csv`` (one row per evaluation) and ``curve.png`` (win rates with Wilson bands).
+
+    The CSV's first line is ``# provenance: {...}`` (read it with ``pandas.read_csv(path, comment="#")`` or
+    :func:`read_curve`); the PNG carries the same block in its text chunks."""
     import matplotlib
+
+    from envs.core.provenance import image_metadata, provenance
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     keys = sorted({k for row in curve for k in row}, key=lambda k: (k != "step", k != "cpu_seconds", k))
     with open(run_dir / "curve.csv", "w", newline="") as fh:
+        fh.write(f"# provenance: {json.dumps(provenance([game]), sort_keys=True)}\n")
         writer = csv.DictWriter(fh, fieldnames=keys)
         writer.writeheader()
         writer.writerows(curve)
@@ -166,7 +197,7 @@ def write_curve(curve: list[dict[str, Any]], run_dir: pathlib.Path, title: str) 
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(run_dir / "curve.png", dpi=110)
+    fig.savefig(run_dir / "curve.png", dpi=110, metadata=image_metadata([game]))
     plt.close(fig)
 
 

@@ -7,6 +7,8 @@ import json
 import pathlib
 from typing import Any, Sequence
 
+from envs.core.provenance import image_metadata
+
 
 def _pct(x: float) -> str:
     return f"{100 * x:5.1f}%"
@@ -190,7 +192,7 @@ def plot_win_rates(report: dict[str, Any], path: pathlib.Path) -> pathlib.Path:
     config = json.dumps(report["config"]) if report["config"] else "default config"
     ax.set_title(f"{report['game']} ({config}), {report['num_teams']} teams", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, metadata=image_metadata([report["game"]]))
     plt.close(fig)
     return path
 
@@ -227,7 +229,7 @@ def plot_league(report: dict[str, Any], path: pathlib.Path) -> pathlib.Path:
                  "row labels: Elo [95% bootstrap CI]", fontsize=8)
     fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, metadata=image_metadata([report["game"]]))
     plt.close(fig)
     return path
 

@@ -44,7 +44,7 @@ from envs.core.errors import ConfigError
 from envs.core.provenance import provenance
 from training.cli import dataclass_parser
 from training.evaluation import NOTE, evaluate_module
-from training.report import curve_row, log_scalars, make_report, write_args, write_curve, write_report
+from training.report import curve_row, log_scalars, tensorboard_writer, make_report, write_args, write_curve, write_report
 
 #: First deal seed of the final evaluation (the periodic ones use the million below it).
 EVAL_SEED = 2 * 10**6
@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
             note=NOTE + "; cpu_seconds: not measured (Ray's workers run in other processes)",
             results=final, curve=curve,
         ))
-    write_curve(curve, out, f"{args.game} (RLlib PPO)")
+    write_curve(curve, out, f"{args.game} (RLlib PPO)", args.game)
     if args.register:
         register(args, out)
     print(json.dumps({"policy": str(out), "final": final, "iterations": len(curve)}, indent=2))
@@ -312,7 +312,6 @@ def train(algo: Any, args: Args, config: dict[str, Any] | None = None, out: path
     """Run the iterations; refresh snapshot slots; every ``eval_every`` iterations evaluate the learner
     (the shared evaluation); return the learning curve (one row per iteration, ``step`` the learner's
     decisions), logged to TensorBoard under ``out/tb`` with the same names."""
-    from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
     from training import rllib_env
@@ -323,7 +322,7 @@ def train(algo: Any, args: Args, config: dict[str, Any] | None = None, out: path
         initial = algo.learner_group.get_weights(module_ids=["learner"])["learner"]
         set_modules(algo, {slot: initial for slot in slots})
     started = time.time()
-    writer = SummaryWriter(str(out / "tb")) if out is not None else None
+    writer = tensorboard_writer(out / "tb", args.game) if out is not None else None
     bar = tqdm(range(1, args.iterations + 1), disable=not args.progress, desc="rllib iterations")
     for it in bar:
         result = algo.train()

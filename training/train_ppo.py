@@ -44,7 +44,7 @@ from agents.policy_io import save_policy
 from training.convert_sb3 import actor_of
 from training.cli import dataclass_parser
 from training.evaluation import NOTE, evaluate_module
-from training.report import curve_row, log_scalars, make_report, write_args, write_curve, write_report
+from training.report import curve_row, log_scalars, tensorboard_writer, make_report, write_args, write_curve, write_report
 from training.selfplay import SelfPlayEnv
 from envs.core.provenance import provenance
 
@@ -164,7 +164,6 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import DummyVecEnv
-    from torch.utils.tensorboard import SummaryWriter
 
     # -- seeding, in one place
     torch.set_num_threads(1)
@@ -210,7 +209,7 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
 
     curve: list[dict[str, Any]] = []
     snapshots: list[Any] = []
-    writer = SummaryWriter(str(out / "tb"))
+    writer = tensorboard_writer(out / "tb", args.game)
     cpu_start = time.process_time()
     # CPU time spent evaluating is left out of the training CPU time, as training.ppo leaves it out
     eval_cpu = [0.0]
@@ -252,7 +251,7 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
                             mean_return=float(np.mean(recent)) if recent else math.nan)
             curve.append(row)
             log_scalars(writer, row)
-            write_curve(curve, out, title)
+            write_curve(curve, out, title, args.game)
 
     monitor = Monitor()
     model.learn(total_timesteps=args.total_timesteps, callback=monitor, progress_bar=args.progress)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import pathlib
 import subprocess
 from typing import Any, Iterable
@@ -67,6 +68,24 @@ def provenance(environments: str | Iterable[str] = ()) -> dict[str, Any]:
         "commit": commit,
         "dirty": dirty,
     }
+
+
+def image_metadata(environments: str | Iterable[str] = ()) -> dict[str, str]:
+    """The provenance of a picture, as PNG text chunks: ``Software`` (package and version) and ``Comment``
+    (the provenance block as JSON). Matplotlib takes it as ``savefig(..., metadata=...)``; Pillow as
+    ``pnginfo`` (:func:`png_info`) or, for a GIF, the ``Comment`` as ``comment``."""
+    return {"Software": f"{PACKAGE} {__version__}",
+            "Comment": json.dumps(provenance(environments), sort_keys=True)}
+
+
+def png_info(environments: str | Iterable[str] = ()) -> Any:
+    """:func:`image_metadata` as Pillow's ``PngInfo`` for ``Image.save(..., pnginfo=...)``."""
+    from PIL.PngImagePlugin import PngInfo
+
+    info = PngInfo()
+    for key, value in image_metadata(environments).items():
+        info.add_text(key, value)
+    return info
 
 
 def check_provenance(block: Any, where: str = "provenance") -> dict[str, Any]:

@@ -26,7 +26,7 @@ from training.ppo.cloning import ReplayBuffer, buffer_capacity, clone_update
 from training.evaluation import evaluate_module
 from training.ppo.evaluation import evaluate_folder
 from training.ppo.tables import Outcome, Tables
-from training.report import curve_row, log_scalars, write_args, write_curve
+from training.report import curve_row, log_scalars, tensorboard_writer, write_args, write_curve
 from training.reporting import side_rates
 from training.teachers import TeacherLabels
 
@@ -255,7 +255,7 @@ class Trainer:
         if self.writer:  # the training values were logged at this step already
             log_scalars(self.writer, {k: v for k, v in row.items() if k == "step" or k.startswith("win_")})
         self.curve.append(row)
-        write_curve(self.curve, self.run_dir, f"{self.args.game} {self.run_dir.name}")
+        write_curve(self.curve, self.run_dir, f"{self.args.game} {self.run_dir.name}", self.args.game)
 
     def _log_train(self, train: dict[str, float], recent: list[Outcome]) -> None:
         log_scalars(self.writer, {"step": self.step, **train})
@@ -273,7 +273,6 @@ class Trainer:
 
     # -- the loop
     def run(self) -> pathlib.Path:
-        from torch.utils.tensorboard import SummaryWriter
         from tqdm import tqdm
 
         a = self.args
@@ -282,7 +281,7 @@ class Trainer:
         write_args(self.run_dir, dataclasses.asdict(a), a.game, resumes=self.resumes)
         # On a resume, TensorBoard drops whatever the run logged past its checkpoint (steps a stopped
         # process took and the checkpoint never saw; a fork's parent beyond the fork), for every tag.
-        self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.step or None)
+        self.writer = tensorboard_writer(self.run_dir / "tb", a.game, purge_step=self.step or None)
         bar = tqdm(total=a.total_timesteps, initial=self.step, unit="step", disable=not a.progress, dynamic_ncols=True,
                    mininterval=5)
         recent: list[Outcome] = []
