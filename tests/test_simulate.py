@@ -46,6 +46,14 @@ def test_vary_adds_one_variant_per_value(tmp_path):
     assert [v["config"]["damage_threshold"] for v in result["variants"]] == [15, 25]
 
 
+def test_variants_with_another_number_of_positions_plot_side_by_side(tmp_path):
+    """--vary num_teams=2,3 gives rows with 2 and 3 turn-order positions; each is drawn with its own."""
+    result = simulate.main(["sequence_v0", "--games", "2", "--agents", "random", "--vary", "num_teams=2,3",
+                            "--out", str(tmp_path / "s.png"), "--no-progress"])
+    assert [len(v["win_rate_by_position"]) for v in result["variants"]] == [2, 3]
+    assert (tmp_path / "s.png").stat().st_size > 0
+
+
 @pytest.mark.parametrize(
     "argv,message",
     [

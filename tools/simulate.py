@@ -322,14 +322,16 @@ def plot(game_name: str, base: dict[str, Any], variants: list[dict[str, Any]], p
     ax.set_xlabel("actions per game (mean, 95% CI)")
     ax.set_title(f"{game_name}: game length")
     ax = axes[1]
-    n = len(base["win_rate_by_position"])
+    # variants may seat different numbers of positions (--vary num_teams=2,3): each row draws its own
+    n = max(len(v["win_rate_by_position"]) for v in rows[:6])
     width = 0.8 / len(rows)
     for k, v in enumerate(rows[:6]):
         rates = [w["rate"] for w in v["win_rate_by_position"]]
         lo = [w["rate"] - w["ci95"][0] for w in v["win_rate_by_position"]]
         hi = [w["ci95"][1] - w["rate"] for w in v["win_rate_by_position"]]
-        ax.bar([i + k * width for i in range(n)], rates, width, yerr=[lo, hi], capsize=2, label=v["label"])
-    ax.axhline(1 / n, color="grey", lw=0.8, ls="--", label="fair share")
+        ax.bar([i + k * width for i in range(len(rates))], rates, width, yerr=[lo, hi], capsize=2, label=v["label"])
+    for m in sorted({len(v["win_rate_by_position"]) for v in rows[:6]}):
+        ax.axhline(1 / m, color="grey", lw=0.8, ls="--" if m == n else ":", label=f"fair share ({m} positions)")
     ax.set_xticks([i + 0.4 - width / 2 for i in range(n)], [str(i) for i in range(n)])
     ax.set_xlabel("position in turn order (0 = acted first)")
     ax.set_ylabel("win rate (95% Wilson interval)")
