@@ -188,18 +188,22 @@ def run_load(host: str, port: int, client_plans: list[ClientPlan], pace: float =
     return [r for r in results if r is not None]
 
 
+def free_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on now."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 class Server:
     """The play app served by uvicorn from a thread of this process, on a free port of 127.0.0.1."""
 
     def __init__(self, app: Any) -> None:
-        import socket
-
         import uvicorn
 
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.host = "127.0.0.1"
+        self.host, self.port = "127.0.0.1", free_port()
         self.server = uvicorn.Server(uvicorn.Config(app, host=self.host, port=self.port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -221,12 +225,7 @@ class ServerProcess:
     """``python -m play serve`` in a process of its own (as a user runs it), on a free port."""
 
     def __init__(self, max_games: int) -> None:
-        import socket
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.host = "127.0.0.1"
+        self.host, self.port = "127.0.0.1", free_port()
         self.max_games = max_games
         self.process: Any = None
 
