@@ -201,16 +201,31 @@ def summarize(rows: list[dict[str, Any]], samples: int) -> list[dict[str, Any]]:
     return summary
 
 
-def samples_to_reach(rows: list[dict[str, Any]], s: dict[str, Any], target: float) -> int | str:
-    """The first evaluation step at which the mean over seeds reaches ``target`` ("never" within the budget)."""
-    by_step: dict[int, list[float]] = {}
+def aligned(rows: list[dict[str, Any]], game: str, opponent: str, variant: str) -> list[dict[str, Any]]:
+    """The seeds' curves of one variant point by point: every seed of a trainer evaluates on the same
+    schedule, so the k-th evaluations line up. Each point: mean samples and CPU seconds, and the mean,
+    lowest and highest win rate over the seeds that reached it (``seeds``)."""
+    per_seed: dict[int, list[dict[str, Any]]] = {}
     for r in rows:
-        if (r["game"], r["opponent"], r["variant"]) == (s["game"], s["opponent"], s["variant"]):
-            by_step.setdefault(round(r["samples"], -3), []).append(r["win_rate"])
-    for step in sorted(by_step):
+        if (r["game"], r["opponent"], r["variant"]) == (game, opponent, variant):
+            per_seed.setdefault(r["seed"], []).append(r)
+    curves = [sorted(c, key=lambda r: r["samples"]) for c in per_seed.values()]
+    points = []
+    for k in range(max((len(c) for c in curves), default=0)):
+        at = [c[k] for c in curves if len(c) > k]
+        wins = [r["win_rate"] for r in at]
+        points.append({"samples": float(np.mean([r["samples"] for r in at])),
+                       "cpu_seconds": float(np.mean([r["cpu_seconds"] for r in at])),
+                       "win_rate": float(np.mean(wins)), "low": min(wins), "high": max(wins), "seeds": len(at)})
+    return points
+
+
+def samples_to_reach(rows: list[dict[str, Any]], s: dict[str, Any], target: float) -> int | str:
+    """The first evaluation at which the mean over all seeds reaches ``target`` ("never" within the budget)."""
+    for point in aligned(rows, s["game"], s["opponent"], s["variant"]):
         # the target is rounded to 3 places
-        if len(by_step[step]) == s["seeds"] and np.mean(by_step[step]) >= target - 5e-4:
-            return step
+        if point["seeds"] == s["seeds"] and point["win_rate"] >= target - 5e-4:
+            return int(round(point["samples"]))
     return "never"
 
 
@@ -226,14 +241,12 @@ def plot(study: str, rows: list[dict[str, Any]], out: pathlib.Path) -> list[path
         fig, axes = plt.subplots(len(opponents), 2, figsize=(10, 3.4 * len(opponents)), squeeze=False)
         for row_axes, opponent in zip(axes, opponents):
             for variant in sorted({r["variant"] for r in rows if (r["game"], r["opponent"]) == (game, opponent)}):
-                runs = [r for r in rows if (r["game"], r["opponent"], r["variant"]) == (game, opponent, variant)]
-                steps = sorted({round(r["samples"], -3) for r in runs})
-                by = {s: [r for r in runs if round(r["samples"], -3) == s] for s in steps}
-                mean = [np.mean([r["win_rate"] for r in by[s]]) for s in steps]
-                low = [min(r["win_rate"] for r in by[s]) for s in steps]
-                high = [max(r["win_rate"] for r in by[s]) for s in steps]
-                cpu_h = [np.mean([r["cpu_seconds"] for r in by[s]]) / 3600 for s in steps]
-                for ax, xs in ((row_axes[0], [s / 1e6 for s in steps]), (row_axes[1], cpu_h)):
+                points = aligned(rows, game, opponent, variant)
+                mean = [p["win_rate"] for p in points]
+                low = [p["low"] for p in points]
+                high = [p["high"] for p in points]
+                cpu_h = [p["cpu_seconds"] / 3600 for p in points]
+                for ax, xs in ((row_axes[0], [p["samples"] / 1e6 for p in points]), (row_axes[1], cpu_h)):
                     if any(math.isnan(x) for x in xs):
                         continue
                     ax.plot(xs, mean, marker="o", label=variant)
