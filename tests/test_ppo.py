@@ -772,7 +772,7 @@ def test_shared_names_old_spellings_and_runs_saved_under_the_old_names():
 
     with pytest.warns(FutureWarning, match="--total-steps is deprecated.*--total-timesteps"):
         args = ppo.parse_args(["--total-steps", "4096", "--no-progress"])
-    assert args.total_timesteps == 4096 and args.norm_adv and args.num_minibatches == 2
+    assert args.total_timesteps == 4096 and args.norm_adv and args.num_minibatches == 8
     with pytest.raises(SystemExit):
         ppo.parse_args(["--minibatch-size", "32"])  # another meaning now: --num-minibatches
     with pytest.raises(SystemExit):
