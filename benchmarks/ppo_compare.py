@@ -13,9 +13,9 @@ stopped. Then, from the ``curve.csv`` files:
 
 - ``<study>.csv``: every evaluation of every run (task, variant, seed, samples, training CPU seconds,
   win rate and its Wilson interval, and for training.ppo ``approx_kl`` and ``clipfrac``);
-- ``<study>_summary.csv`` and the printed table: per task and variant the final win rate (mean and
-  spread over seeds), training CPU seconds, and for the reference study the samples at which the mean
-  curve first reaches SB3's final win rate;
+- ``<study>_summary.csv``, ``<study>_summary.md`` (the docs include it) and the printed table: per
+  task and variant the final win rate (mean and spread over seeds), training CPU seconds, and for the
+  reference study the samples at which the mean curve first reaches SB3's final win rate;
 - ``<study>_<game>.png``: one plot per game, win rate against samples and against CPU-hours, one line
   per variant (mean over seeds, the band spanning the seeds), one row per opponent.
 
@@ -277,6 +277,23 @@ def write_csv(path: pathlib.Path, rows: list[dict[str, Any]], comment: str) -> N
         writer.writerows(rows)
 
 
+#: Column headings of the Markdown summary (the docs include it as it is written).
+HEADINGS = {"game": "game", "opponent": "opponent", "variant": "variant", "seeds": "seeds",
+            "final_win_rate": "final win rate (mean)", "win_rate_min": "lowest seed", "win_rate_max": "highest seed",
+            "cpu_seconds": "training CPU s", "mean_approx_kl": "mean approx_kl", "mean_clipfrac": "mean clipfrac",
+            "samples_to_sb3_final": "samples to SB3's final"}
+
+
+def markdown_table(summary: list[dict[str, Any]]) -> str:
+    """The summary as a Markdown table; columns that are empty in every row are left out."""
+    keys = [k for k in summary[0] if any(str(s[k]) not in ("", "nan") for s in summary)]
+    lines = ["| " + " | ".join(HEADINGS.get(k, k) for k in keys) + " |", "|" + "---|" * len(keys)]
+    for s in summary:
+        lines.append("| " + " | ".join("–" if str(s[k]) in ("", "nan") else f"`{s[k]}`" if k == "variant" else str(s[k])
+                                        for k in keys) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def report(study: str, out: pathlib.Path, samples: int) -> None:
     rows = collect(study, out)
     if not rows:
@@ -286,13 +303,12 @@ def report(study: str, out: pathlib.Path, samples: int) -> None:
     write_csv(out / f"{study}.csv", rows, f"benchmarks.ppo_compare {study}; provenance {prov}")
     summary = summarize(rows, samples)
     write_csv(out / f"{study}_summary.csv", summary, f"benchmarks.ppo_compare {study}; provenance {prov}")
-    keys = list(summary[0])
-    print(" | ".join(keys))
-    for s in summary:
-        print(" | ".join(str(s[k]) for k in keys))
+    table = markdown_table(summary)
+    (out / f"{study}_summary.md").write_text(table)
+    print(table)
     for path in plot(study, rows, out):
         print(f"wrote {path}")
-    print(f"wrote {out / f'{study}.csv'} and {out / f'{study}_summary.csv'}")
+    print(f"wrote {out / f'{study}.csv'}, {out / f'{study}_summary.csv'} and {out / f'{study}_summary.md'}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -44,7 +44,8 @@ extensions = [
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "_generated", "play/records", "Thumbs.db", ".DS_Store"]
+# guide/ppo_compare/*.md are tables that guide/ppo_reference.md includes, not pages of their own
+exclude_patterns = ["_build", "_generated", "play/records", "guide/ppo_compare", "Thumbs.db", ".DS_Store"]
 
 myst_enable_extensions = ["colon_fence", "deflist"]
 # "ref.python": an unqualified annotation (``Args``) that names classes of several modules; the
