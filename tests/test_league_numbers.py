@@ -24,7 +24,7 @@ def _game(lineup, teams, returns, length=10, truncated=False, index=0):
             "length": length, "truncated": truncated, "end_reason": "truncated" if truncated else "rules"}
 
 
-def _report(results, lineups, num_teams, game="g_v0"):
+def _report(results, lineups, num_teams, game="sequence_v0"):
     """A report as :func:`training.matches.evaluate` builds it, from made-up results."""
     counts = [sum(1 for r in results if r["lineup"] == li) for li in range(len(lineups))]
     return {"game": game, "config": {}, "num_players": num_teams, "num_teams": num_teams, "games_per_lineup": counts,
