@@ -266,3 +266,21 @@ def test_copy_false_hands_out_the_buffers_and_copy_true_fresh_arrays():
     np.testing.assert_array_equal(b["observation"], fresh.observe()["observation"])  # the buffer is
     with pytest.raises(ValueError, match="copy must be True or False"):
         vector.make("sequence_v0", 2, copy=1)
+
+
+def test_sample_legal_draws_every_legal_action_uniformly_and_nothing_else():
+    tables = vector.make("pans_trial_v0", 4, seed=3, backend="python")
+    tables.reset()
+    mask = tables._tables.action_mask
+    mask[:] = 0
+    legal = {0: [0], 1: [2, 5], 2: [1, 3, 4, 7], 3: list(range(mask.shape[1]))}
+    for i, actions in legal.items():
+        mask[i, actions] = 1
+    rng = np.random.default_rng(0)
+    draws = np.stack([tables.sample_legal(rng) for _ in range(4000)])
+    for i, actions in legal.items():
+        counts = np.bincount(draws[:, i], minlength=mask.shape[1])
+        assert set(np.flatnonzero(counts)) == set(actions), f"table {i}"
+        expected = 4000 / len(actions)
+        # within 5 standard deviations of the uniform count (a loose bound: the test must not flake)
+        assert np.all(np.abs(counts[actions] - expected) < 5 * np.sqrt(expected)), f"table {i}: {counts[actions]}"
