@@ -106,9 +106,15 @@ def commands(study: str, rllib_python: str | None, samples: int = SAMPLES) -> li
                 runs.append((game, opponent, "rllib", seed, [
                     rllib_python, "-m", "training.rllib_train", "--game", game, "--seed", str(seed),
                     "--iterations", str(math.ceil(samples / 2048)), "--train-batch", "2048",
-                    "--opponents", opponent, "--eval-every", "10", "--eval-games", "100", *MATCHED,
+                    "--opponents", opponent, "--eval-every", str(rllib_eval_every(samples)), "--eval-games", "100", *MATCHED,
                     "--hidden", "256", "256", "--no-progress"]))
     return runs
+
+
+def rllib_eval_every(samples: int) -> int:
+    """Iterations between RLlib's evaluations: about every 20,000 decisions, the last iteration included."""
+    iterations = math.ceil(samples / 2048)
+    return next(k for k in range(max(1, round(20_000 / 2048)), 0, -1) if iterations % k == 0) if iterations > 1 else 1
 
 
 def ppo_argv(game: str, opponent: str, seed: int, flags: list[str], samples: int) -> list[str]:
@@ -165,6 +171,8 @@ def collect(study: str, out: pathlib.Path) -> list[dict[str, Any]]:
         game, opponent = task.split("-", 1)
         variant, seed = folder.name.rsplit("-s", 1)
         for r in read_curve(folder):
+            if math.isnan(r.get(f"win_rate_vs_{opponent}", math.nan)):
+                continue  # an RLlib iteration without an evaluation
             rows.append({
                 "game": game, "opponent": opponent, "variant": variant, "seed": int(seed),
                 "samples": int(r["step"]), "cpu_seconds": r.get("cpu_seconds", math.nan),

@@ -28,6 +28,7 @@ def test_the_reference_study_gives_every_trainer_the_same_task_budget_and_update
             assert all(flags[k] == v for k, v in matched.items()), variant
         if variant == "rllib":
             assert argv[0] == "/x/python" and int(flags["--iterations"]) * int(flags["--train-batch"]) >= 4096
+            assert int(flags["--iterations"]) % int(flags["--eval-every"]) == 0  # the last iteration is evaluated
         else:
             assert flags["--total-timesteps"] == "4096" and flags["--eval-opponents"] == opponent
 
