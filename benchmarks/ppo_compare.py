@@ -140,10 +140,12 @@ def finished(folder: pathlib.Path, samples: int) -> bool:
 
 
 def run_all(study: str, out: pathlib.Path, rllib_python: str | None, only: str | None, samples: int,
-            variants: list[str] | None = None) -> None:
+            variants: list[str] | None = None, seeds: list[int] | None = None) -> None:
     runs = commands(study, rllib_python, samples)
     if variants:
         runs = [r for r in runs if r[2] in variants]
+    if seeds:
+        runs = [r for r in runs if r[3] in seeds]
     if only:
         runs = [r for r in runs if only in f"{r[0]}/{r[1]}/{r[2]}"]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
@@ -330,12 +332,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="run only the runs whose GAME/OPPONENT/VARIANT contains this, e.g. sequence_v0/random-v0")
     parser.add_argument("--variant", action="append", default=None,
                         help="run only this variant (exact name; repeat for more)")
+    parser.add_argument("--seed", type=int, action="append", default=None,
+                        help="run only this seed (repeat for more; default: 1, 2 and 3)")
     parser.add_argument("--samples", type=int, default=SAMPLES, help="learner decisions per run")
     parser.add_argument("--report-only", action="store_true", help="tabulate and plot the runs already made")
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out)
     if not args.report_only:
-        run_all(args.study, out, args.rllib_python, args.only, args.samples, args.variant)
+        run_all(args.study, out, args.rllib_python, args.only, args.samples, args.variant, args.seed)
     report(args.study, out, args.samples)
 
 
