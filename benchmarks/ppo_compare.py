@@ -112,9 +112,13 @@ def commands(study: str, rllib_python: str | None, samples: int = SAMPLES) -> li
 
 
 def rllib_eval_every(samples: int) -> int:
-    """Iterations between RLlib's evaluations: about every 20,000 decisions, the last iteration included."""
+    """Iterations between RLlib's evaluations: at most about 20,000 decisions apart, and a divisor of the
+    number of iterations so that the last one is evaluated."""
     iterations = math.ceil(samples / 2048)
-    return next(k for k in range(max(1, round(20_000 / 2048)), 0, -1) if iterations % k == 0) if iterations > 1 else 1
+    every = min(iterations, round(20_000 / 2048))
+    while iterations % every:
+        every -= 1
+    return every
 
 
 def ppo_argv(game: str, opponent: str, seed: int, flags: list[str], samples: int) -> list[str]:

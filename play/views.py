@@ -11,7 +11,6 @@ buttons (terminal: the numbered list).
 from __future__ import annotations
 
 import dataclasses
-
 import json
 from typing import Any
 

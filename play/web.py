@@ -163,6 +163,7 @@ def seat_state(session: Session, seat: int, sid: str, since: int = 0) -> dict[st
             square = action_square(session.game, view, action)
             moves.append({"action": action, "name": name, "square": list(square) if square else None})
     over = session.over
+    ended = session.end_text() if over else None
     body = {
         "id": sid,
         "game": session.game_name,
@@ -172,14 +173,14 @@ def seat_state(session: Session, seat: int, sid: str, since: int = 0) -> dict[st
         "to_act": to_act,
         "your_turn": mine,
         "phase": session.phase,
-        "picture": picture(session.game, view, ended=session.end_text() if over else None).to_dict(),
+        "picture": picture(session.game, view, ended=ended).to_dict(),
         "moves": moves,
         "events": session.events_for(seat, since),
         "num_moves": len(session.record.moves),
         "over": over,
         "result": session.describe_result() if over else None,
         "end": session.end_reason,
-        "end_text": session.end_text() if over else None,
+        "end_text": ended,
         "seed": session.seed if over else None,
     }
     return body

@@ -211,8 +211,6 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
     snapshots: list[Any] = []
     writer = tensorboard_writer(out / "tb", args.game)
     cpu_start = time.process_time()
-    # CPU time spent evaluating is left out of the training CPU time, as training.ppo leaves it out
-    eval_cpu = [0.0]
     title = f"{args.game} {args.checkpoint_id or out.name} (SB3 MaskablePPO)"
 
     class Monitor(BaseCallback):
@@ -223,6 +221,8 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
             self.returns: list[float] = []
             self.next_eval = args.eval_every or None
             self.next_snapshot = args.selfplay_every or None
+            # CPU seconds spent evaluating, left out of the training CPU time as training.ppo leaves them out
+            self.eval_cpu = 0.0
 
         def _on_step(self) -> bool:
             for table, info in zip(tables, self.locals.get("infos", [])):
@@ -243,9 +243,9 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
 
         def _evaluate(self, step: int) -> None:
             e0 = time.process_time()
-            train_cpu = e0 - cpu_start - eval_cpu[0]
+            train_cpu = e0 - cpu_start - self.eval_cpu
             result = evaluate_policy(actor_of(model)[0], args, config, args.eval_games, seed=10**6)
-            eval_cpu[0] += time.process_time() - e0
+            self.eval_cpu += time.process_time() - e0
             recent = self.returns[-200:]
             row = curve_row(step, result, cpu_seconds=round(train_cpu, 1),
                             mean_return=float(np.mean(recent)) if recent else math.nan)
@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
     if not curve or curve[-1]["step"] != model.num_timesteps:
         monitor._evaluate(model.num_timesteps)
     writer.close()
-    cpu_seconds = time.process_time() - cpu_start - eval_cpu[0]
+    cpu_seconds = time.process_time() - cpu_start - monitor.eval_cpu
 
     # -- save the policy (data only) with its args and evaluation beside it
     actor, arch_kwargs = actor_of(model)
