@@ -27,6 +27,9 @@ class Agent:
 
     #: Versioned registry id, e.g. ``"sequence_v0/random-v0"`` (set by the registry).
     agent_id: str = ""
+    #: False for an agent that decides from the observation alone: runners that step many tables
+    #: (``training.ppo``, ``training.vector_env``) then hand it an empty ``view`` instead of building one.
+    reads_view: bool = True
 
     def __init__(self, game_name: str, seed: int | None = None) -> None:
         self.game_name = game_name
@@ -62,6 +65,8 @@ class Agent:
 
 class RandomAgent(Agent):
     """Uniformly random among the legal actions given by the mask; seeded."""
+
+    reads_view = False
 
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
         legal = np.flatnonzero(observation["action_mask"])

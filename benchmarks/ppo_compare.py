@@ -37,8 +37,6 @@ Training CPU time leaves out evaluation in every trainer. Each run is one proces
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import math
 import os
 import pathlib
@@ -50,7 +48,11 @@ from typing import Any
 import numpy as np
 
 import training.report
-from envs.core.provenance import image_metadata, provenance
+from envs.core.provenance import image_metadata
+from training.report import write_csv
+
+#: The games of both studies (their versions go into every CSV's provenance line).
+GAMES = ["sequence_v0", "pans_trial_v0"]
 
 SAMPLES = 100_000
 SEEDS = (1, 2, 3)
@@ -283,14 +285,6 @@ def plot(study: str, rows: list[dict[str, Any]], out: pathlib.Path) -> list[path
     return written
 
 
-def write_csv(path: pathlib.Path, rows: list[dict[str, Any]], comment: str) -> None:
-    with open(path, "w", newline="") as fh:
-        fh.write(f"# {comment}\n")  # read with pandas.read_csv(path, comment="#")
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 #: Column headings of the Markdown summary (the docs include it as it is written).
 HEADINGS = {"game": "game", "opponent": "opponent", "variant": "variant", "seeds": "seeds",
             "final_win_rate": "final win rate (mean)", "win_rate_min": "lowest seed", "win_rate_max": "highest seed",
@@ -313,10 +307,9 @@ def report(study: str, out: pathlib.Path, samples: int) -> None:
     if not rows:
         print(f"no runs of the {study} study under {out}")
         return
-    prov = json.dumps(provenance(["sequence_v0", "pans_trial_v0"]), sort_keys=True)
-    write_csv(out / f"{study}.csv", rows, f"benchmarks.ppo_compare {study}; provenance {prov}")
+    write_csv(out / f"{study}.csv", rows, GAMES)
     summary = summarize(rows, samples)
-    write_csv(out / f"{study}_summary.csv", summary, f"benchmarks.ppo_compare {study}; provenance {prov}")
+    write_csv(out / f"{study}_summary.csv", summary, GAMES)
     table = markdown_table(summary)
     (out / f"{study}_summary.md").write_text(table)
     print(table)

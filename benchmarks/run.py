@@ -210,8 +210,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="rounds per measurement; the best round counts (default: %(default)s)")
     parser.add_argument("--out", default="results/benchmark",
                         help="output folder for benchmark.json and benchmark.png (default: %(default)s)")
-    parser.add_argument("--num-envs", type=int, default=1024,
-                        help="tables per envs.vector batch in the batched table (default: %(default)s)")
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[64, 1024],
+                        help="tables per envs.vector batch in the batched table; each size is timed "
+                             "(default: %(default)s)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.games) - set(envs.NAMES))
     if unknown:

@@ -54,6 +54,9 @@ Backend (one per implementation, registered per game in :data:`BACKENDS`)
   ``observation`` / ``action_mask`` / ``current_seat`` written in place (rows of tables that just ended
   hold anything until they are dealt again); ``save_state(i)`` / ``load_state(i, data)`` as above.
   :class:`VectorTables` owns seeding, the autoreset and the infos.
+  :class:`PythonBackend` also takes ``max_steps`` (a cap in actions that need not be whole cycles, as
+  the trainers' ``--max-actions``) and has ``step_rows(rows, actions)``, the loop under its ``step`` for
+  callers that move a few tables at a time (``training.ppo``'s tables play their opponents through it).
 
 Changes from the first sketch of this contract (issue 33): backends take ``max_cycles`` (they need
 the cap for truncation and for observations that show the time left), and ``save_state`` carries the
@@ -156,10 +159,14 @@ class PythonBackend(Backend):
 
     name = "python"
 
-    def __init__(self, game: Game, num_envs: int, *, max_cycles: int | None = None) -> None:
+    def __init__(self, game: Game, num_envs: int, *, max_cycles: int | None = None,
+                 max_steps: int | None = None) -> None:
         super().__init__(game, num_envs, max_cycles=max_cycles)
+        if max_steps is not None:  # a cap in actions that need not be whole cycles (the trainers' --max-actions)
+            self.max_steps = _count(max_steps, f"{game.name}: max_steps", 1)
         self.states: list[State | None] = [None] * num_envs
-        self.steps = np.zeros(num_envs, dtype=np.int64)
+        #: actions played in each table's current game (a list: read and written once per table-step)
+        self.steps: list[int] = [0] * num_envs
 
     def _write(self, i: int, state: State) -> None:
         seat = state.current_player()
@@ -176,34 +183,47 @@ class PythonBackend(Backend):
             self.steps[i] = 0
             self._write(i, state)
 
-    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        n, game = self.num_envs, self.game
-        rewards = np.zeros((n, game.num_players), dtype=np.float32)
-        terminations = np.zeros(n, dtype=bool)
-        truncations = np.zeros(n, dtype=bool)
-        steps, limit = self.steps, self.max_steps
-        if active is None:
-            steps += 1
-            moving = zip(range(n), self.states, actions.tolist(), steps.tolist())
-        else:
-            steps += active
-            rows = np.flatnonzero(active).tolist()
-            states = self.states
-            moving = ((i, states[i], int(actions[i]), int(steps[i])) for i in rows)
-        observe, observation, action_mask, current_seat = game.observe, self.observation, self.action_mask, self.current_seat
-        for i, state, action, count in moving:
+    def step_rows(self, rows: list[int], actions: list[int]) -> list[int]:
+        """Table ``rows[j]`` plays ``actions[j]`` (legal, not checked again); the buffers of the tables
+        still playing are written. Returns the rows whose game ended, by the rules or the cap.
+
+        The loop under :meth:`step`, for callers that move a few tables at a time (the trainers' opponents)
+        and would otherwise pay for (N,)-arrays on every call."""
+        states, steps, limit = self.states, self.steps, self.max_steps
+        observe, observation, action_mask, current_seat = (self.game.observe, self.observation, self.action_mask,
+                                                           self.current_seat)
+        ended = []
+        for i, action in zip(rows, actions):
+            state = states[i]
             state.apply_unchecked(action)
-            if state.is_terminal():
-                terminations[i] = True
-                rewards[i] = state.returns()
-            elif count >= limit:
-                truncations[i] = True
-                rewards[i] = state.truncation_returns()
+            steps[i] = count = steps[i] + 1
+            if state.is_terminal() or count >= limit:
+                ended.append(i)
             else:
                 seat = state.current_player()
                 current_seat[i] = seat
                 action_mask[i] = state.legal_mask()
                 observation[i] = observe(state, seat)
+        return ended
+
+    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = self.num_envs
+        rewards = np.zeros((n, self.game.num_players), dtype=np.float32)
+        terminations = np.zeros(n, dtype=bool)
+        truncations = np.zeros(n, dtype=bool)
+        if active is None:
+            ended = self.step_rows(range(n), actions.tolist())
+        else:
+            rows = np.flatnonzero(active)
+            ended = self.step_rows(rows.tolist(), actions[rows].tolist())
+        for i in ended:
+            state = self.states[i]
+            if state.is_terminal():
+                terminations[i] = True
+                rewards[i] = state.returns()
+            else:
+                truncations[i] = True
+                rewards[i] = state.truncation_returns()
         return rewards, terminations, truncations
 
     def player_view(self, i: int, seat: int) -> dict[str, Any]:
@@ -393,10 +413,9 @@ class VectorTables:
         legal action, found on the running count of its mask (about 3x faster than noise over the
         whole mask at N = 1024)."""
         self._need_reset("sample_legal")
-        mask = self._tables.action_mask
-        counts = np.count_nonzero(mask, axis=1)
-        nth = (rng.random(mask.shape[0]) * counts).astype(np.int32)
-        running = np.cumsum(mask != 0, axis=1, dtype=np.int32)
+        mask = self._tables.action_mask  # 0 or 1: the running count is the cumulative sum itself
+        running = np.cumsum(mask, axis=1, dtype=np.int32)
+        nth = (rng.random(mask.shape[0]) * running[:, -1]).astype(np.int32)
         return np.argmax(running > nth[:, None], axis=1)
 
     # ----------------------------------------------------------------------------------------------

@@ -25,9 +25,10 @@ def test_benchmark_reports_every_ratio_for_a_game(tmp_path):
 def test_vector_benchmark_reports_every_backend_beside_raw_env(tmp_path):
     from benchmarks import vector
 
-    report = vector.run(["dojo_v0"], seconds=0.05, repeats=1, num_envs=4)
+    report = vector.run(["dojo_v0"], seconds=0.05, repeats=1, num_envs=[2, 4])
     rows = report["results"]
-    assert [r["config"] for r in rows] == list(envs.game_class("dojo_v0").benchmark_configs)
+    configs = list(envs.game_class("dojo_v0").benchmark_configs)
+    assert [(r["config"], r["num_envs"]) for r in rows] == [(c, n) for c in configs for n in (2, 4)]
     for row in rows:
         assert set(row["ratios"]) == {"python"} and row["python"]["steps_per_s"] > 0
         assert set(row["ratios"]["python"]) == {"c4_raw_env", "raw_env", "raw_env_prefix"}

@@ -11,6 +11,7 @@ import torch
 
 import agents
 from agents.checkpoint import PolicyAgent
+from envs.core.errors import IllegalActionError
 import envs
 from agents.nets import default_arch
 from agents.architectures import build_architecture
@@ -494,14 +495,57 @@ def test_team_game_learner_decides_only_for_its_team():
     decisions = 0
     while any(tables.active):
         rows = [i for i in range(tables.n) if tables.active[i]]
+        chosen = []
         for i in rows:
             seat = tables.states[i].current_player()
             assert seat in tables.learner[i] and seat % 2 == tables.team[i]
+            assert tables.learner_seat(i) == seat
             decisions += 1
-            tables.apply(i, int(rng.choice(tables.states[i].legal_actions())))
+            chosen.append(int(rng.choice(tables.states[i].legal_actions())))
+        obs, mask = tables.observe(rows)  # the backend's buffers are the engine's observation and mask
+        for j, i in enumerate(rows):
+            seat = tables.states[i].current_player()
+            assert np.array_equal(obs[j], game.observe(tables.states[i], seat))
+            assert np.array_equal(mask[j], tables.states[i].legal_mask().astype(bool))
+        tables.play(rows, chosen)
         tables.advance(lambda k, rows: [])
     assert len(tables.finished) == 6 and decisions > 0
     assert {len(tables.learner[i]) for i in range(3)} == {2}
+    assert all(o.length > 0 for o in tables.finished)
+
+
+def test_tables_refuse_an_illegal_learner_action_before_any_table_moves():
+    game = envs.make_game("sequence_v0")
+
+    def deal(g):
+        return 7 + g, "random-v0", (lambda s: agents.make("sequence_v0/random-v0", seed=s)), 0
+
+    tables = ppo.Tables(game, 2, deal, max_actions=400)
+    tables.advance(lambda k, rows: [])
+    before = [game.save(s) for s in tables.states]
+    legal = int(np.flatnonzero(tables.states[0].legal_mask())[0])
+    illegal = int(np.flatnonzero(tables.states[1].legal_mask() == 0)[0])
+    with pytest.raises(IllegalActionError, match=f"table 1: action {illegal} .* is illegal"):
+        tables.play([0, 1], [legal, illegal])
+    assert [game.save(s) for s in tables.states] == before
+
+
+def test_tables_cut_games_at_max_actions():
+    game = envs.make_game("dojo_v0")
+
+    def deal(g):
+        return g, "random-v0", (lambda s: agents.make("dojo_v0/random-v0", seed=s)), 0
+
+    tables = ppo.Tables(game, 2, deal, max_actions=7, max_games=4)
+    tables.advance(lambda k, rows: [])
+    rng = np.random.default_rng(1)
+    while any(tables.active):
+        rows = [i for i in range(tables.n) if tables.active[i]]
+        _, mask = tables.observe(rows)
+        tables.play(rows, [int(rng.choice(np.flatnonzero(m))) for m in mask])
+        tables.advance(lambda k, rows: [])
+    assert len(tables.finished) == 4
+    assert all(o.truncated and o.length == 7 for o in tables.finished)
 
 
 def test_help_documents_every_option(capsys):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-import json
+import pathlib
 
 import pytest
 
 from benchmarks import ppo_compare as pc
+from training.report import read_csv
 
 
 def _flags(argv: list[str]) -> dict[str, str]:
@@ -52,14 +52,23 @@ def test_seeds_line_up_by_evaluation_and_sb3s_own_final_reaches_itself():
 @pytest.mark.slow
 def test_a_tiny_settings_run_writes_its_tables_and_plot(tmp_path):
     pc.main(["settings", "--out", str(tmp_path), "--samples", "1024", "--only", "old-defaults"])
-    with open(tmp_path / "settings_summary.csv") as fh:
-        comment = fh.readline()
-        (row,) = list(csv.DictReader(fh))
-    assert comment.startswith("# benchmarks.ppo_compare settings; provenance ")
-    assert json.loads(comment.split("provenance ", 1)[1])["environments"] == {"pans_trial_v0": 0, "sequence_v0": 0}
+    block, (row,) = read_csv(tmp_path / "settings_summary.csv")  # the provenance line every CSV starts with
+    assert block["environments"] == {"pans_trial_v0": 0, "sequence_v0": 0}
     assert row["variant"] == "old-defaults" and row["seeds"] == "3" and 0 <= float(row["final_win_rate"]) <= 1
     assert (tmp_path / "settings_sequence_v0.png").stat().st_size > 0
     # a finished run is not run again
     before = (tmp_path / "settings" / "sequence_v0-random-v0" / "old-defaults-s1" / "curve.csv").stat().st_mtime
     pc.main(["settings", "--out", str(tmp_path), "--samples", "1024", "--only", "old-defaults"])
     assert (tmp_path / "settings" / "sequence_v0-random-v0" / "old-defaults-s1" / "curve.csv").stat().st_mtime == before
+
+
+def test_the_published_tables_start_with_their_provenance():
+    from envs.core.provenance import check_provenance
+
+    docs = pathlib.Path(__file__).resolve().parents[1] / "docs" / "guide" / "ppo_compare"
+    tables = sorted(docs.glob("*.csv"))
+    assert len(tables) == 4
+    for path in tables:
+        block, rows = read_csv(path)
+        check_provenance(block, path.name)
+        assert block["environments"] == {"pans_trial_v0": 0, "sequence_v0": 0} and rows, path.name

@@ -284,3 +284,28 @@ def test_sample_legal_draws_every_legal_action_uniformly_and_nothing_else():
         expected = 4000 / len(actions)
         # within 5 standard deviations of the uniform count (a loose bound: the test must not flake)
         assert np.all(np.abs(counts[actions] - expected) < 5 * np.sqrt(expected)), f"table {i}: {counts[actions]}"
+
+
+def test_python_backend_step_rows_moves_the_given_tables_and_names_those_that_ended():
+    game = envs.make_game("sequence_v0")
+    backend = vector.PythonBackend(game, 3, max_steps=5)  # a cap that is not whole cycles of 2 seats
+    backend.reset_tables([0, 1, 2], [10, 11, 12])
+    reference = [game.new_initial_state(s) for s in (10, 11, 12)]
+    rng = np.random.default_rng(3)
+    ended = []
+    for step in range(5):
+        rows = [0, 2] if step % 2 else [0, 1, 2]
+        actions = [int(rng.choice(np.flatnonzero(backend.action_mask[i]))) for i in rows]
+        ended = backend.step_rows(rows, actions)
+        for i, a in zip(rows, actions):
+            reference[i].apply_action(a)
+        for i in rows:
+            if i not in ended:
+                seat = reference[i].current_player()
+                assert backend.current_seat[i] == seat
+                np.testing.assert_array_equal(backend.action_mask[i], reference[i].legal_mask())
+                np.testing.assert_array_equal(backend.observation[i], game.observe(reference[i], seat))
+    assert backend.steps == [5, 3, 5] and ended == [0, 2]  # table 0 and 2 reached the cap of 5 actions
+    assert [game.save(s) for s in backend.states] == [game.save(s) for s in reference]
+    with pytest.raises(ValueError, match="max_steps must be an integer >= 1"):
+        vector.PythonBackend(game, 1, max_steps=0)

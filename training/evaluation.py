@@ -13,8 +13,8 @@ the same counts back:
   the win rate carries its Wilson 95% interval as ``win_rate_ci95``, and games and wins by the
   team's side (side 0 moves first).
 
-The games are stepped in batches on :class:`training.ppo.tables.Tables` (one forward per step for all
-tables), so an evaluation costs about what the games themselves cost.
+The games are stepped in batches on :class:`training.ppo.tables.Tables` over ``envs.vector`` (one
+forward per step for all tables), so an evaluation costs about what the games themselves cost.
 """
 
 from __future__ import annotations
@@ -85,8 +85,7 @@ def evaluate_module(
             obs, mask = tables.observe(rows)
             with torch.no_grad():
                 acts = masked_log_probs(module(torch.from_numpy(obs)), torch.from_numpy(mask)).argmax(-1).tolist()
-            for i, act in zip(rows, acts):
-                tables.apply(i, act)
+            tables.play(rows, acts)
             tables.advance(no_snapshots)
         results[kind] = summarise(tables.finished, kind, num_teams)
     module.train(was_training)

@@ -141,17 +141,37 @@ def tensorboard_writer(folder: pathlib.Path, game: str, **kwargs: Any) -> Any:
     return writer
 
 
-def read_curve(path: pathlib.Path) -> tuple[dict[str, Any] | None, list[dict[str, float]]]:
-    """``curve.csv`` as (its provenance block or None for a file written before it had one, its rows as
-    numbers; an empty cell is NaN)."""
+def write_csv(path: pathlib.Path, rows: list[dict[str, Any]], games: list[str],
+              fieldnames: list[str] | None = None) -> None:
+    """A CSV of ``rows`` whose first line is ``# provenance: {...}`` (the block for ``games``), as every
+    CSV the software writes starts; read it back with :func:`read_csv`, or with
+    ``pandas.read_csv(path, comment="#")``."""
+    from envs.core.provenance import provenance
+
+    with open(path, "w", newline="") as fh:
+        fh.write(f"# provenance: {json.dumps(provenance(games), sort_keys=True)}\n")
+        writer = csv.DictWriter(fh, fieldnames=fieldnames or list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_csv(path: pathlib.Path) -> tuple[dict[str, Any] | None, list[dict[str, str]]]:
+    """A CSV :func:`write_csv` wrote, as (its provenance block, or None for a file without one; its rows
+    as strings)."""
     with open(path, newline="") as fh:
         text = fh.read().splitlines()
     block = None
     if text and text[0].startswith("# provenance: "):
         block = json.loads(text[0][len("# provenance: "):])
         text = text[1:]
-    rows = [{k: float(v) if v not in ("", None) else math.nan for k, v in row.items()} for row in csv.DictReader(text)]
-    return block, rows
+    return block, list(csv.DictReader(text))
+
+
+def read_curve(path: pathlib.Path) -> tuple[dict[str, Any] | None, list[dict[str, float]]]:
+    """``curve.csv`` as (its provenance block or None for a file written before it had one, its rows as
+    numbers; an empty cell is NaN)."""
+    block, rows = read_csv(path)
+    return block, [{k: float(v) if v not in ("", None) else math.nan for k, v in row.items()} for row in rows]
 
 
 def log_scalars(writer: Any, row: dict[str, Any]) -> None:
@@ -168,17 +188,13 @@ def write_curve(curve: list[dict[str, Any]], run_dir: pathlib.Path, title: str, 
     :func:`read_curve`); the PNG carries the same block in its text chunks."""
     import matplotlib
 
-    from envs.core.provenance import image_metadata, provenance
+    from envs.core.provenance import image_metadata
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     keys = sorted({k for row in curve for k in row}, key=lambda k: (k != "step", k != "cpu_seconds", k))
-    with open(run_dir / "curve.csv", "w", newline="") as fh:
-        fh.write(f"# provenance: {json.dumps(provenance([game]), sort_keys=True)}\n")
-        writer = csv.DictWriter(fh, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(curve)
+    write_csv(run_dir / "curve.csv", curve, [game], fieldnames=keys)
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     steps = [row["step"] for row in curve]
     for key in sorted(k for k in keys if k.startswith("win_rate_vs_")):

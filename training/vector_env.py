@@ -100,7 +100,8 @@ class SelfPlayVectorEnv(VectorEnv):
             for i in np.flatnonzero(waiting).tolist():
                 seat = int(tables.current_seat[i])
                 observation = {"observation": obs["observation"][i], "action_mask": obs["action_mask"][i]}
-                actions[i] = self.opponents[i][seat].act(observation, tables.player_view(i))
+                agent = self.opponents[i][seat]
+                actions[i] = agent.act(observation, tables.player_view(i) if agent.reads_view else {})
             obs, _, terms, truncs, infos = tables.step(actions, active=waiting)
             self._obs = obs
             self._record(infos, terms, truncs, rewards, terminations, truncations, final_obs, ended)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import array
 import math
 import random
+from itertools import compress
+from operator import ne
 from typing import Any
 
 import numpy as np
@@ -151,6 +153,8 @@ class WizardArenaGame(Game):
         self._col_int = [c % self.size for c in range(ss)]
         self._row_list = [r / last for r in self._row_int]  # normalised row/col features by cell
         self._col_list = [c / last for c in self._col_int]
+        #: per cell, its (row, col) features as one array (written into a bots-table row in one slice)
+        self._row_col = [array.array("f", rc) for rc in zip(self._row_list, self._col_list)]
         #: per centre cell (filled on demand): every cell's index in the window, or -1 outside it
         self._window_places: list[tuple[int, ...] | None] = [None] * ss
         self.own_offset = self.global_len + self.local_len
@@ -279,13 +283,21 @@ class WizardArenaGame(Game):
     # * per map (``ArenaMap.cache``, shared by every clone; the terrain never changes): the
     #   observation with only the global terrain plane filled, and the 7x7 terrain window around
     #   each cell (built the first time a bot stands there);
-    # * per state (``ArenaState.obs_cache``): every seat's bots-table row and own-stats block
-    #   without positions, and for each observer asked so far its rotated table and which
-    #   channel and table row each bot is written to. It is keyed by copies of the lists those
-    #   values come from (HP, strength, score, alive, leader_of, max HP; party sizes and side
+    # * per state (``ArenaState.obs_cache``, see ``_stats_cache``): every seat's bots-table row and
+    #   own-stats block without positions, and for each observer asked so far its rotated table
+    #   and which channel and table row each bot is written to. It is keyed by copies of the lists
+    #   those values come from (HP, strength, score, alive, leader_of, max HP; party sizes and side
     #   strengths follow from leader_of and strength); any difference, including edits made
-    #   directly to the state's lists, rebuilds it. Entries depend on nothing else, so clones
-    #   may share it.
+    #   directly to the state's lists, replaces it by a new one that rewrites only the rows of the
+    #   lines whose stats changed (and keeps the observers' channels unless leader_of or alive
+    #   changed). Entries depend on nothing else, and nothing in a cache is changed once written
+    #   but the per-observer entries filled on demand, so clones may share it.
+    #
+    # Bot positions are written on every call. The observation is not kept per observer to rewrite
+    # what moved since: in play each seat is observed once per round, and by then most bots have
+    # moved (random play with 16 bots: 15 in the median case), so erasing and rewriting costs more.
+    # Nor is a board shared by all observers kept up to date: a line moves all its members, and
+    # moving the seat's own party to its own channels costs as much as the writes it saves.
     def _template(self, arena: ArenaMap) -> tuple[array.array, list[array.array | None], np.ndarray]:
         """(observation with only the global terrain plane filled, the terrain windows by centre
         cell filled on demand, the terrain padded by the window radius with impassable cells)."""
@@ -337,15 +349,14 @@ class WizardArenaGame(Game):
         # Every bot on its plane (global, and local when inside the window) and its row and
         # column in the bots table; which plane and which table row came with ``marks``.
         rows, cols = self._row_int, self._col_int
-        row_of, col_of = self._row_list, self._col_list
+        row_col = self._row_col
         plane, local = self._plane_offsets, self._local_offsets
         w = 2 * LOCAL_RADIUS + 1
         top, left = rows[here] - LOCAL_RADIUS, cols[here] - LOCAL_RADIUS
         in_window = self._places_in_window(here)
         for i, at, on_plane, on_local in marks:
             cell = pos[i]
-            a[at] = row_of[cell]
-            a[at + 1] = col_of[cell]
+            a[at:at + 2] = row_col[cell]
             a[on_plane + cell] = 1.0
             j = in_window[cell]
             if j >= 0:
@@ -353,7 +364,8 @@ class WizardArenaGame(Game):
         if not alive[player]:
             a[plane[1] + here] = 1.0
             a[local[1] + LOCAL_RADIUS * w + LOCAL_RADIUS] = 1.0  # the window's centre
-        if state.phase == ALLY and player in state.ally:
+        phase = state.phase
+        if phase == ALLY and player in state.ally:
             ally = state.ally
             partner = ally[1] if ally[0] == player else ally[0]
             a[offset + (partner - player) % n * self.row_len + 11] = 1.0  # asks me to ally
@@ -376,13 +388,11 @@ class WizardArenaGame(Game):
         dr, dc = rows[gary] - top, cols[gary] - left
         if 0 <= dr < w and 0 <= dc < w:
             a[local[5] + dr * w + dc] = 1.0
-        a[own + 9] = row_of[here]
-        a[own + 10] = col_of[here]
-        a[own + 11] = row_of[gary]
-        a[own + 12] = col_of[gary]
+        a[own + 9:own + 11] = row_col[here]
+        a[own + 11:own + 13] = row_col[gary]
         if 2 <= dr <= 4 and 2 <= dc <= 4:  # within distance 1 of the window's centre: the bot
             a[own + 13] = 1.0
-        phase_at = self._phase_feature.get(state.phase)
+        phase_at = self._phase_feature.get(phase)
         if phase_at is not None:
             a[phase_at] = 1.0
         left = 1.0 - state.actions_taken / state.step_limit
@@ -409,93 +419,129 @@ class WizardArenaGame(Game):
 
     def _stat_blocks(self, state: ArenaState, player: int) -> tuple[array.array, array.array, list]:
         """``player``'s (own-stats block, bots table, marks): see ``_observer_blocks``. From the
-        state's cache unless a stat changed since it was built."""
-        # (The order inside a line only changes when a line is formed, joined, absorbed or loses
-        # a member, which always changes ``leader_of`` or ``alive`` too.)
+        state's cache (``_stats_cache``) unless a stat changed since it was built."""
         hp, max_hp, st, score, alive, lo = (
             state.hp, state.max_hp, state.strength, state.score, state.alive, state.leader_of)
         cache = state.obs_cache
         if cache is None or cache[0] != (hp, st, score, alive, lo, max_hp):
-            cache = state.obs_cache = (
-                (list(hp), list(st), list(score), list(alive), list(lo), list(max_hp)), *self._seat_blocks(state), {})
+            cache = state.obs_cache = self._stats_cache(state, cache)
         per_observer = cache[3]
         blocks = per_observer.get(player)
         if blocks is None:
-            blocks = per_observer[player] = self._observer_blocks(state, player, cache[1], cache[2])
+            blocks = per_observer[player] = self._observer_blocks(state, player, cache)
         return blocks
 
-    def _observer_blocks(self, state: ArenaState, player: int, seat_rows: array.array,
-                         own_blocks: list[array.array]) -> tuple[array.array, array.array, list]:
-        """(own-stats block without positions and phase; bots table with "same side as me" but
-        without positions and "asks me to ally"; marks): for every bot in table order, (bot,
-        index of its row feature in the observation, start of its channel on the global planes,
-        start of its channel in the window). The channel: gravestones for the dead (a dead
-        observer's self mark is added by ``observe``), else self, own party or other bots."""
+    def _stats_cache(self, state: ArenaState, old: tuple | None) -> tuple:
+        """The state's cache for its current stats: (the stats it was built for; every seat's bots-table
+        row in seat order, written out twice so that a rotation is one slice; every seat's own-stats
+        block; per observer asked so far, its blocks; per observer, its ``_observer_side``).
+
+        Built from ``old`` (the cache of earlier stats, if any) by writing again only what depends on
+        what changed. A bot's row and own block depend on its own stats and on its line (members
+        and their strengths): they are written again for every bot whose stats changed and for the
+        members of its line before and after. (The order inside a line only changes when a line is
+        formed, joined, absorbed or loses a member, which always changes ``leader_of`` or ``alive``
+        of one of its members too.) The sides depend only on who is alive and who leads whom: they
+        are kept when those did not change."""
+        hp, max_hp, st, score, alive, lo = (
+            state.hp, state.max_hp, state.strength, state.score, state.alive, state.leader_of)
+        key = (list(hp), list(st), list(score), list(alive), list(lo), list(max_hp))
+        n = state.n
+        if old is None:
+            rows = array.array("f", bytes(4 * 2 * n * self.row_len))
+            own_blocks: list = [None] * n
+            redo = set(range(n))
+        else:
+            rows, own_blocks = old[1][:], old[2][:]
+            redo = set()
+            old_lo = old[0][4]
+            changed = set()
+            for now, then in zip(key, old[0]):
+                if now != then:
+                    changed.update(compress(range(n), map(ne, now, then)))
+            for i in changed:
+                redo.update(m for m in range(n) if old_lo[m] == old_lo[i] or lo[m] == lo[i])
+        sides = old[4] if old is not None and old[0][3] == alive and old[0][4] == lo else {}
+        for i in redo:
+            self._write_seat(state, i, rows, own_blocks)
+        return key, rows, own_blocks, {}, sides
+
+    def _write_seat(self, state: ArenaState, i: int, rows: array.array, own_blocks: list) -> None:
+        """Bot ``i``'s bots-table row (both copies in ``rows``) and own-stats block, without
+        positions, the observer-dependent features and the phase (values capped to [0, 1] as
+        documented). In the second copy "seat before mine" is 1: a rotation starting at the
+        observer's seat reaches the second copy exactly for the seats before the observer's."""
+        n = state.n
+        alive, lo = state.alive, state.leader_of
+        health = state.health
+        inv_hp = 1.0 / (2.0 * health) if health > 0 else 1.0
+        # Party size, side strength and place in line (the line of its leader, if any).
+        lead = lo[i]
+        line = state.parties.get(lead)
+        if line is not None and i in line:
+            size, side, place = len(line) / n, sum(state.strength[m] for m in line), line.index(i) / (n - 1)
+        else:
+            line, size, side, place = None, 1.0 / n, state.strength[i], 0.0
+        side = min(1.0, side / SIDE_STRENGTH_SCALE)
+        hp_v, max_v = min(1.0, state.hp[i] * inv_hp), min(1.0, state.max_hp[i] * inv_hp)
+        st_v = min(1.0, state.strength[i] / STRENGTH_SCALE)
+        score_v = score_feature(state.score[i])
+        # "declined me" depends on the observer and is written by ``observe``
+        extra = (0.0,) * (len(self.table_features) - len(TABLE_FEATURES))
+        row = array.array("f", (
+            float(alive[i]), hp_v, max_v, st_v, score_v, float(alive[i] and lead == i), float(line is not None),
+            0.0, size, 0.0, 0.0, 0.0, side, place, *extra,
+        ))
+        k = self.row_len
+        rows[i * k:i * k + len(row)] = row
+        if self._seat_at >= 0:
+            row[self._seat_at] = 1.0
+        rows[(i + n) * k:(i + n) * k + len(row)] = row
+        # Row, col, Gary's place and the phase are written by ``observe``.
+        own_blocks[i] = array.array("f", (
+            float(alive[i]), hp_v, max_v, st_v, score_v,
+            float(line is None), float(line is not None and lead == i), float(line is not None and lead != i),
+            size, 0.0, 0.0, 0.0, 0.0, 0.0, side, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+        ))
+
+    def _observer_blocks(self, state: ArenaState, player: int, cache: tuple) -> tuple[array.array, array.array, list]:
+        """(own-stats block without positions and phase; bots table with the observer's features
+        but without positions, "asks me to ally" and "declined me"; marks: see ``_observer_side``)."""
+        sides = cache[4]
+        side = sides.get(player)
+        if side is None:
+            side = sides[player] = self._observer_side(state, player)
+        ones, marks = side
+        k = self.row_len
+        table = cache[1][player * k:(player + state.n) * k]  # seat order rotated: the observer first
+        for at in ones:
+            table[at] = 1.0
+        return cache[2][player], table, marks
+
+    def _observer_side(self, state: ArenaState, player: int) -> tuple[list[int], list]:
+        """(where the rotated bots table has a 1 for this observer: the one-hot of each living bot's
+        leader, "same side as me"; marks): for every bot in table order, (bot, index of its row
+        feature in the observation, start of its channel on the global planes, start of its
+        channel in the window). The channel: gravestones for the dead (a dead observer's self mark
+        is added by ``observe``), else self, own party or other bots."""
         n = state.n
         k = self.row_len
         alive, lo = state.alive, state.leader_of
         my_side = lo[player]
-        table = seat_rows[player * k:(player + n) * k]  # seat order rotated: the observer first
         plane, local = self._plane_offsets, self._local_offsets
+        ones = []
         marks = []
         lead_at = len(self.table_features)
-        seat_at = self._seat_at
         for j, i in enumerate(self._orders[player]):
             if alive[i]:
-                table[j * k + lead_at + (lo[i] - player) % n] = 1.0
-            if seat_at >= 0 and i < player:
-                table[j * k + seat_at] = 1.0
+                ones.append(j * k + lead_at + (lo[i] - player) % n)
             if lo[i] == my_side:
-                table[j * k + 7] = 1.0
+                ones.append(j * k + 7)
                 ch = (1 if i == player else 2) if alive[i] else 4
             else:
                 ch = 3 if alive[i] else 4
             marks.append((i, self.table_offset + j * k + 9, plane[ch], local[ch]))
-        return own_blocks[player], table, marks
-
-    def _seat_blocks(self, state: ArenaState) -> tuple[array.array, list[array.array]]:
-        """(every seat's bots-table row in seat order, written out twice so that a rotation is
-        one slice; every seat's own-stats block), without positions, the observer-dependent
-        features and the phase (values capped to [0, 1] as documented)."""
-        n = state.n
-        hp, max_hp, st, score, alive, lo = (
-            state.hp, state.max_hp, state.strength, state.score, state.alive, state.leader_of)
-        health = state.health
-        inv_hp = 1.0 / (2.0 * health) if health > 0 else 1.0
-        # Per bot: party size, side strength and place in line (the line of its leader, if any).
-        size = [1.0 / n] * n
-        side = [min(1.0, v / SIDE_STRENGTH_SCALE) for v in st]
-        place = [0.0] * n
-        lines = [None] * n
-        for lead, line in state.parties.items():
-            line_size = len(line) / n
-            line_side = min(1.0, sum(st[m] for m in line) / SIDE_STRENGTH_SCALE)
-            for k, m in enumerate(line):
-                if lo[m] == lead:
-                    size[m], side[m], place[m], lines[m] = line_size, line_side, k / (n - 1), line
-        rows = []
-        own_blocks = []
-        zeros = bytes(4 * n)  # the leader one-hot, written per observer
-        # the extra features depend on the observer: the seat one is written per observer, the declined one by ``observe``
-        extra = (0.0,) * (len(self.table_features) - len(TABLE_FEATURES))
-        for i in range(n):
-            lead = lo[i]
-            line = lines[i]
-            hp_v, max_v = min(1.0, hp[i] * inv_hp), min(1.0, max_hp[i] * inv_hp)
-            st_v = min(1.0, st[i] / STRENGTH_SCALE)
-            score_v = score_feature(score[i])
-            rows.append(array.array("f", (
-                float(alive[i]), hp_v, max_v, st_v, score_v, float(alive[i] and lead == i), float(line is not None),
-                0.0, size[i], 0.0, 0.0, 0.0, side[i], place[i], *extra,
-            )).tobytes())
-            rows.append(zeros)
-            # Row, col, Gary's place and the phase are written by ``observe``.
-            own_blocks.append(array.array("f", (
-                float(alive[i]), hp_v, max_v, st_v, score_v,
-                float(line is None), float(line is not None and lead == i), float(line is not None and lead != i),
-                size[i], 0.0, 0.0, 0.0, 0.0, 0.0, side[i], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-            )))
-        return array.array("f", b"".join(rows) * 2), own_blocks
+        return ones, marks
 
     # -----------------------------------------------------------------------------------------
     # Rendering

@@ -9,7 +9,8 @@
 Reads top to bottom (CleanRL's shape): the ``Args`` dataclass documents every option, seeding
 happens in one place (``main``), the loop collects a rollout then updates.
 
-* **Tables.** ``num_envs`` games are stepped directly on the engines (not through the AEC env). The
+* **Tables.** ``num_envs`` games are stepped on ``envs.vector``'s python backend (the reference
+  engines, not the AEC env), which writes every table's stacked observation and mask. The
   learner's team — one seat, or every seat of one team (Sequence with teams) — is drawn per game so
   every seat is learnt. All tables waiting for a learner decision get one batched forward; every
   other seat is played inside the step until the learner is to act again (conventions, point 11):

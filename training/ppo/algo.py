@@ -85,8 +85,7 @@ def collect_rollout(
             action = teacher
         obs_buf[t], mask_buf[t], act_buf[t], val_buf[t] = obs_t, mask_t, action, value
         logp_buf[t] = logp_all.gather(1, action[:, None]).squeeze(1)
-        for i, act in enumerate(action.tolist()):
-            tables.apply(i, act)
+        tables.play(rows, action.tolist())
         outcome = tables.advance(snapshot_act)
         rew_buf[t] = torch.tensor([r for r, _ in outcome])
         done_buf[t] = torch.tensor([float(d) for _, d in outcome])

@@ -1,9 +1,11 @@
-"""Many games stepped together on the engines, the learner's team against opponents.
+"""The learner's team against opponents on many tables, stepped through ``envs.vector``.
 
-The trainer and the evaluation use :class:`Tables` through a narrow interface: ``observe(rows)``,
-``apply(i, action)``, ``advance(snapshot_act)``, ``learner_seat(i)``, and the ``finished``,
-``active``, ``opp``, ``states``, ``dealt`` and ``*_seconds`` attributes. ``envs.vector`` is meant to
-replace it behind the same interface.
+The game states, their stacked observations and masks and the cap on actions live in an
+:class:`envs.vector.PythonBackend`; this module adds what a trainer needs on top: who sits where
+(the learner's team, opponent agents or a snapshot of the network), the deal of each new game, and
+the record of finished games. The trainer and the evaluation use :class:`Tables` through a narrow
+interface: ``observe(rows)``, ``play(rows, actions)``, ``advance(snapshot_act)``, ``learner_seat(i)``,
+and the ``finished``, ``active``, ``opp``, ``states``, ``dealt`` and ``*_seconds`` attributes.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import agents
-from agents.runner import seat_inputs
 from agents.scoring import score_teams
-
+from envs.core.errors import IllegalActionError
+from envs.vector import PythonBackend
 
 class Outcome(NamedTuple):
     """One finished game, seen from the learner's team."""
@@ -48,7 +50,11 @@ class Tables:
     ``seed -> Agent`` or ``("snapshot", index)``) and the learner's team. :meth:`advance` plays every
     non-learner seat until each table awaits a learner decision. A finished game is recorded in
     ``self.finished`` as an :class:`Outcome` and replaced by a new one, until ``max_games`` have been
-    dealt (then the table goes idle).
+    dealt (then the table goes idle). Games are cut after ``max_actions`` actions.
+
+    Each pass of :meth:`advance` moves every waiting table once in one ``backend.step`` (agents and
+    snapshot forwards choose first); the backend writes the observation and mask of each table's next
+    seat, which the learner, the snapshots and the agents all read.
     """
 
     def __init__(
@@ -67,12 +73,13 @@ class Tables:
         self.dealt = first_game
         self.max_games = max_games
         self.num_players = game.num_players
-        self.states: list[Any] = [None] * n
+        self.backend = PythonBackend(game, n, max_steps=max_actions)
+        #: the game at each table ended (by the rules or the cap) with the last action played there
+        self.ended = [False] * n
         self.learner: list[frozenset[int]] = [frozenset()] * n
         self.team: list[int] = [0] * n
         self.kind: list[str] = [""] * n
         self.opp: list[Any] = [None] * n  # dict seat -> Agent, or ("snapshot", index)
-        self.length = [0] * n
         self.active = [True] * n
         self.finished: list[Outcome] = []
         self.agent_cache: dict[tuple[int, str, int], agents.Agent] = {}
@@ -82,17 +89,22 @@ class Tables:
         for i in range(n):
             self._new_game(i)
 
+    @property
+    def states(self) -> list[Any]:
+        """The engine state at each table (the backend's own; an idle table keeps its last game)."""
+        return self.backend.states
+
     def _new_game(self, i: int) -> None:
         if self.max_games is not None and self.dealt >= self.max_games:
             self.active[i] = False
             return
         seed, kind, opponent, team = self.deal(self.dealt)
         self.dealt += 1
-        self.states[i] = self.game.new_initial_state(seed)
+        self.backend.reset_tables([i], [seed])
+        self.ended[i] = False
         self.team[i] = team
         self.learner[i] = frozenset(s for s in range(self.num_players) if self.game.team_of(s) == team)
         self.kind[i] = kind
-        self.length[i] = 0
         if callable(opponent):  # an agent factory: one agent per opponent seat, reused between games
             seats = {}
             for s in range(self.num_players):
@@ -111,7 +123,7 @@ class Tables:
             self.opp[i] = opponent
 
     def learner_seat(self, i: int) -> int:
-        return self.states[i].current_player()
+        return int(self.backend.current_seat[i])
 
     def _finish(self, i: int) -> tuple[float, bool]:
         """Record game ``i``; returns (learner reward, done)."""
@@ -121,61 +133,73 @@ class Tables:
         winners, ranks = score_teams(self.game.team_returns(returns), decided=not truncated)
         reward = float(returns[min(self.learner[i])])
         team = self.team[i]
-        self.finished.append(
-            Outcome(self.kind[i], reward, team in winners, not winners, ranks[team], truncated, self.length[i], team)
-        )
+        length = self.backend.steps[i]
+        self.finished.append(Outcome(self.kind[i], reward, team in winners, not winners, ranks[team], truncated,
+                                     length, team))
         self._new_game(i)
         return reward, True
 
-    def _over(self, i: int) -> bool:
-        return self.states[i].is_terminal() or self.length[i] >= self.max_actions
+    def play(self, rows: list[int], actions: list[int]) -> None:
+        """Table ``rows[j]`` plays ``actions[j]`` for its seat to act, all in one backend step.
 
-    def apply(self, i: int, action: int) -> None:
-        self.states[i].apply_action(int(action))
-        self.length[i] += 1
+        Raises :class:`~envs.core.errors.IllegalActionError` naming the table (before any table moves)
+        if an action is not legal there."""
+        if not rows:
+            return
+        backend = self.backend
+        mask = backend.action_mask
+        legal = mask[rows, actions]
+        if not legal.all():
+            j = int(np.flatnonzero(legal == 0)[0])
+            i, action = rows[j], int(actions[j])
+            raise IllegalActionError(
+                f"{self.game.name}: table {i}: action {action} ({self.game.action_to_string(action)}) is illegal "
+                f"for seat {self.learner_seat(i)}; legal: {np.flatnonzero(mask[i]).tolist()}")
+        for i in backend.step_rows(rows, actions):
+            self.ended[i] = True
 
     def advance(self, snapshot_act: Callable[[int, list[int]], list[int]]) -> list[tuple[float, bool]]:
         """Play opponents everywhere; per table, the (reward, done) of the learner's last decision."""
         outcome = [(0.0, False)] * self.n
+        backend = self.backend
         pending = [i for i in range(self.n) if self.active[i]]
         while pending:
             waiting_snap: dict[int, list[int]] = {}
-            still = []
+            still, rows, actions = [], [], []
             for i in pending:
-                state = self.states[i]
-                if self._over(i):
+                if self.ended[i]:
                     reward, done = self._finish(i)
                     if outcome[i][1] is False:
                         outcome[i] = (reward, done)
                     if self.active[i]:
                         still.append(i)
                     continue
-                seat = state.current_player()
+                seat = int(backend.current_seat[i])
                 if seat in self.learner[i]:
                     continue
                 opp = self.opp[i]
                 if isinstance(opp, dict):
                     t0 = time.process_time()
-                    obs, view = seat_inputs(state, seat)
-                    action = opp[seat].act(obs, view)
+                    obs = {"observation": backend.observation[i].copy(), "action_mask": backend.action_mask[i].copy()}
+                    agent = opp[seat]
+                    action = agent.act(obs, self.states[i].player_view(seat) if agent.reads_view else {})
                     self.opponent_seconds += time.process_time() - t0
-                    self.apply(i, action)
+                    rows.append(i)
+                    actions.append(action)
                     still.append(i)
                 else:
                     waiting_snap.setdefault(opp[1], []).append(i)
             for index, tables in waiting_snap.items():
                 t0 = time.process_time()
-                actions = snapshot_act(index, tables)
+                snap_actions = snapshot_act(index, tables)
                 self.snapshot_seconds += time.process_time() - t0
-                for i, a in zip(tables, actions):
-                    self.apply(i, a)
+                rows.extend(tables)
+                actions.extend(snap_actions)
                 still.extend(tables)
+            self.play(rows, actions)
             pending = still
         return outcome
 
     def observe(self, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        obs = np.stack([self.game.observe(self.states[i], self.states[i].current_player()) for i in rows])
-        mask = np.stack([self.states[i].legal_mask() for i in rows]).astype(bool)
-        return obs, mask
-
-
+        """The stacked observations (float32) and legal masks (bool) of the seat to act at ``rows``."""
+        return self.backend.observation[rows], self.backend.action_mask[rows].astype(bool)
