@@ -68,6 +68,7 @@ the cap for truncation and for observations that show the time left), and ``save
 from __future__ import annotations
 
 import abc
+import hashlib
 import importlib
 import inspect
 from typing import Any, ClassVar
@@ -304,8 +305,11 @@ class VectorTables:
 
     def table_seed(self, table: int, game: int) -> int:
         """The seed game ``game`` (0, 1, ...) of table ``table`` is dealt from, under the batch seed."""
-        words = np.random.SeedSequence([self._seed, int(table), int(game)]).generate_state(2, np.uint32)
-        return (int(words[0]) << 31 | int(words[1]) >> 1) & (2**63 - 1)
+        # A hash of the three numbers (BLAKE2b, 64 bits, the top 63 kept): unrelated seeds for
+        # neighbouring tables and games, the same on every platform, and ~1 µs where numpy's
+        # SeedSequence took ~10 µs (a batch deals several games per step).
+        key = f"{self._seed}:{int(table)}:{int(game)}".encode()
+        return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") >> 1
 
     def _deal(self, rows: np.ndarray) -> None:
         rows = rows.tolist()
