@@ -296,6 +296,7 @@ class VectorTables:
         self._games = np.zeros(num_envs, dtype=np.int64)  # games dealt so far at each table
         self._lengths = np.zeros(num_envs, dtype=np.int64)  # actions in each table's current game
         self._ready = False
+        self._sample_buffers: tuple[np.ndarray, np.ndarray] | None = None  # sample_legal's scratch arrays
 
     # ----------------------------------------------------------------------------------------------
     @staticmethod
@@ -418,9 +419,14 @@ class VectorTables:
         whole mask at N = 1024)."""
         self._need_reset("sample_legal")
         mask = self._tables.action_mask  # 0 or 1: the running count is the cumulative sum itself
-        running = np.cumsum(mask, axis=1, dtype=np.int32)
+        # Buffers kept between calls: fresh (N, A) temporaries every step made the C heap grow and
+        # shrink by megabytes per call at N = 1024 (hundreds of page faults a step).
+        if self._sample_buffers is None:
+            self._sample_buffers = (np.empty(mask.shape, dtype=np.int32), np.empty(mask.shape, dtype=bool))
+        running, above = self._sample_buffers
+        np.cumsum(mask, axis=1, dtype=np.int32, out=running)
         nth = (rng.random(mask.shape[0]) * running[:, -1]).astype(np.int32)
-        return np.argmax(running > nth[:, None], axis=1)
+        return np.argmax(np.greater(running, nth[:, None], out=above), axis=1)
 
     # ----------------------------------------------------------------------------------------------
     def _row(self, i: Any) -> int:

@@ -82,6 +82,14 @@ def test_a_seed_makes_deals_seats_and_opponents_reproducible():
     assert not np.array_equal(first[0][0], other[0][0])
 
 
+def test_the_numpy_sequence_backend_plays_the_same_self_play_games_as_the_python_one():
+    # The numpy backend steps the opponents' subset of tables (step with an active mask) too.
+    def make(backend):
+        return SelfPlayVectorEnv("sequence_v0", 4, config={"num_teams": 3}, opponent_pool=random_pool("sequence_v0"),
+                                 max_cycles=20, backend=backend)
+    assert_same(play(make("python"), 3, 80), play(make("numpy"), 3, 80))
+
+
 def test_an_illegal_learner_action_names_the_table():
     venv = SelfPlayVectorEnv("sequence_v0", 2, opponent_pool=random_pool("sequence_v0"))
     venv.reset(seed=0)

@@ -327,3 +327,142 @@ def test_bad_input_is_refused_clearly():
         SequenceNumpyBackend(game, 0)
     with pytest.raises(ValueError, match="max_cycles"):
         SequenceNumpyBackend(game, 2, max_cycles=0)
+
+
+# --------------------------------------------------------------------------------------------
+# Stepping a subset of the tables
+
+
+@pytest.mark.parametrize("family", ["2p", "3teams", "2x2"])
+def test_stepping_a_subset_equals_the_reference_engine(family):
+    """``step(actions, active)``: the active tables play as the reference engine does; the others keep
+    their state and buffers and get zero rewards and ends, whatever action they were given."""
+    game = SequenceGame(**FAMILIES[family])
+    tables = 8
+    backend = SequenceNumpyBackend(game, tables, max_cycles=60)
+    rng = random.Random(7)
+    seeds = iter(range(1000, 100_000))
+    refs, steps = [None] * tables, [0] * tables
+
+    def deal(rows):
+        chosen = [next(seeds) for _ in rows]
+        backend.reset_tables(rows, chosen)
+        for i, s in zip(rows, chosen):
+            refs[i], steps[i] = game.new_initial_state(s), 0
+
+    deal(list(range(tables)))
+    games = 0
+    while games < 12:
+        active = np.array([rng.random() < 0.5 for _ in range(tables)])
+        actions = np.array([rng.randrange(349) for _ in range(tables)])  # junk where inactive
+        for i in np.flatnonzero(active):
+            legal = np.flatnonzero(refs[i].legal_mask())
+            actions[i] = legal[rng.randrange(len(legal))]
+        before = {i: (backend.save_state(i), backend.observation[i].copy(), backend.action_mask[i].copy(),
+                      int(backend.current_seat[i])) for i in np.flatnonzero(~active)}
+        rewards, terms, truncs = backend.step(actions, active)
+        finished = []
+        for i in range(tables):
+            if not active[i]:
+                saved, obs, mask, seat = before[i]
+                assert backend.save_state(i) == saved and backend.current_seat[i] == seat
+                assert np.array_equal(backend.observation[i], obs) and np.array_equal(backend.action_mask[i], mask)
+                assert not rewards[i].any() and not terms[i] and not truncs[i]
+                continue
+            steps[i] += 1
+            want = reference_step(game, refs[i], int(actions[i]), steps[i], backend.max_steps)
+            assert np.array_equal(rewards[i], want[0]) and terms[i] == want[1] and truncs[i] == want[2]
+            if terms[i] or truncs[i]:
+                assert backend.save_state(i)["state"] == sorted_hands(game.save(refs[i]))["state"]
+                finished.append(i)
+                continue
+            state = refs[i]
+            assert backend.current_seat[i] == state.current_player()
+            assert np.array_equal(backend.action_mask[i], state.legal_mask())
+            assert np.array_equal(backend.observation[i], game.observe(state, state.current_player()))
+        if finished:
+            games += len(finished)
+            deal(finished)
+    nothing = backend.step(np.zeros(tables, dtype=np.int64), np.zeros(tables, dtype=bool))
+    assert not nothing[0].any() and not nothing[1].any() and not nothing[2].any()
+
+
+def test_envs_vector_steps_a_subset_of_numpy_tables_like_the_python_backend():
+    numpy_tables = vector.make("sequence_v0", 6, seed=8, backend="numpy", max_cycles=40, num_teams=3)
+    python_tables = vector.make("sequence_v0", 6, seed=8, backend="python", max_cycles=40, num_teams=3)
+    (obs_n, _), (obs_p, _) = numpy_tables.reset(), python_tables.reset()
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        for key in obs_n:
+            assert np.array_equal(obs_n[key], obs_p[key])
+        active = rng.random(6) < 0.6
+        actions = numpy_tables.sample_legal(rng)
+        obs_n, rew_n, term_n, trunc_n, info_n = numpy_tables.step(actions, active)
+        obs_p, rew_p, term_p, trunc_p, info_p = python_tables.step(actions, active)
+        assert np.array_equal(rew_n, rew_p) and np.array_equal(term_n, term_p) and np.array_equal(trunc_n, trunc_p)
+        assert np.array_equal(info_n["current_seat"], info_p["current_seat"])
+        assert np.array_equal(info_n["episode_length"], info_p["episode_length"])
+
+
+def test_a_bad_active_mask_is_refused():
+    backend = SequenceNumpyBackend(SequenceGame(), 2)
+    backend.reset_tables([0, 1], [1, 2])
+    legal = np.array([np.flatnonzero(m)[0] for m in backend.action_mask])
+    with pytest.raises(ValueError, match="active"):
+        backend.step(legal, np.array([1, 0]))
+    with pytest.raises(IllegalActionError, match="table 1"):  # only active tables' actions are checked
+        backend.step(np.array([legal[0], 0 if not backend.action_mask[1, 0] else 348]), np.array([False, True]))
+
+
+def test_the_inlined_shuffle_is_random_shuffle():
+    from envs.sequence.vector import shuffle
+    for seed in range(40):
+        for size in (0, 1, 2, 31, 32, 33, 80, 104):
+            ours, theirs = random.Random(seed), random.Random(seed)
+            a, b = list(range(size)), list(range(size))
+            shuffle(ours, a)
+            theirs.shuffle(b)
+            assert a == b and ours.getstate() == theirs.getstate()
+
+
+# --------------------------------------------------------------------------------------------
+# The incremental structures
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_incremental_structures_equal_a_recomputation_from_scratch(family):
+    """Every structure the backend keeps up to date cell by cell (``SequenceNumpyBackend.DERIVED``: the
+    placeable and covered cards, the one-eyed jacks' targets, the line bits, locked squares, sequence
+    starts, discard counts and the observation parts written only where they change) equals its
+    recomputation from the board, hands, discards and sequences, after every step of random play, across
+    new deals and tables loaded mid-game."""
+    game = SequenceGame(**FAMILIES[family])
+    tables = 6
+    backend = SequenceNumpyBackend(game, tables, max_cycles=80)
+    backend.reset_tables(range(tables), range(tables))
+    rng = np.random.default_rng(sorted(FAMILIES).index(family))
+    next_seed, games, sequences = tables, 0, 0
+    for step in range(400):
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in backend.action_mask])
+        counted = backend.seq_count.sum()
+        _, terms, truncs = backend.step(actions)
+        sequences += int(backend.seq_count.sum() - counted)
+        for i in range(tables):
+            assert backend.stale_structures(i) == [], f"table {i} after step {step}"
+        done = np.flatnonzero(terms | truncs)
+        if len(done):
+            games += len(done)
+            backend.reset_tables(done, range(next_seed, next_seed + len(done)))
+            next_seed += len(done)
+        if step % 50 == 25:  # a table continued from its saved state (the structures rebuilt on load)
+            backend.load_state(int(step % tables), backend.save_state(int(step % tables)))
+    assert games > 0 and sequences > 0
+
+
+def test_a_stale_structure_is_reported():
+    backend = SequenceNumpyBackend(SequenceGame(), 2)
+    backend.reset_tables([0, 1], [3, 4])
+    assert backend.stale_structures(0) == [] and backend.stale_structures(1) == []
+    backend.covered[1, 0] = True
+    backend.lines[1, 0, 0] ^= 1
+    assert backend.stale_structures(0) == [] and backend.stale_structures(1) == ["covered", "lines"]
