@@ -243,6 +243,18 @@ class PythonBackend(Backend):
         self._write(i, state)
 
 
+def illegal_action(tables: Backend, i: int, action: int) -> IllegalActionError:
+    """The error for ``action`` at table ``i`` of ``tables`` (a backend): the table, the action and
+    its seat, and the legal actions with their names (for callers that check a batch before moving it)."""
+    game = tables.game
+    allowed = np.flatnonzero(tables.action_mask[i]).tolist()
+    shown = ", ".join(f"{x} ({game.action_to_string(x)})" for x in allowed[:12])
+    more = f" and {len(allowed) - 12} more" if len(allowed) > 12 else ""
+    return IllegalActionError(
+        f"{game.name}: table {i}: action {action} ({game.action_to_string(action)}) is illegal for seat "
+        f"{int(tables.current_seat[i])}; legal actions: {shown}{more} (no table moved)")
+
+
 def saved_steps(data: dict[str, Any]) -> int:
     """The step count of a save's ``"env"`` part (0 without one); a StateError if it is not a count."""
     env_part = data.get("env", {"steps": 0})
@@ -393,13 +405,7 @@ class VectorTables:
         legal = self._tables.action_mask[np.arange(n), a]
         if not legal.all():
             i = int(np.flatnonzero(legal == 0)[0])
-            action = int(a[i])
-            allowed = np.flatnonzero(self._tables.action_mask[i]).tolist()
-            shown = ", ".join(f"{x} ({self.game.action_to_string(x)})" for x in allowed[:12])
-            more = f" and {len(allowed) - 12} more" if len(allowed) > 12 else ""
-            raise IllegalActionError(
-                f"{name}: table {i}: action {action} ({self.game.action_to_string(action)}) is illegal for seat "
-                f"{int(self._tables.current_seat[i])}; legal actions: {shown}{more} (no table moved)")
+            raise illegal_action(self._tables, i, int(a[i]))
         return a
 
     def player_view(self, i: int) -> dict[str, Any]:
@@ -468,4 +474,5 @@ def make(name: str, num_envs: int, *, seed: int | None = None, backend: str = "a
     return VectorTables(name, num_envs, seed=seed, backend=backend, max_cycles=max_cycles, copy=copy, **config)
 
 
-__all__ = ["BACKENDS", "Backend", "PythonBackend", "VectorTables", "available_backends", "make", "saved_steps"]
+__all__ = ["BACKENDS", "Backend", "PythonBackend", "VectorTables", "available_backends", "illegal_action", "make",
+           "saved_steps"]

@@ -18,8 +18,8 @@ import numpy as np
 
 import agents
 from agents.scoring import score_teams
-from envs.core.errors import IllegalActionError
-from envs.vector import PythonBackend
+from envs.vector import PythonBackend, illegal_action
+
 
 class Outcome(NamedTuple):
     """One finished game, seen from the learner's team."""
@@ -52,7 +52,7 @@ class Tables:
     ``self.finished`` as an :class:`Outcome` and replaced by a new one, until ``max_games`` have been
     dealt (then the table goes idle). Games are cut after ``max_actions`` actions.
 
-    Each pass of :meth:`advance` moves every waiting table once in one ``backend.step`` (agents and
+    Each pass of :meth:`advance` moves every waiting table once in one ``backend.step_rows`` (agents and
     snapshot forwards choose first); the backend writes the observation and mask of each table's next
     seat, which the learner, the snapshots and the agents all read.
     """
@@ -147,14 +147,10 @@ class Tables:
         if not rows:
             return
         backend = self.backend
-        mask = backend.action_mask
-        legal = mask[rows, actions]
+        legal = backend.action_mask[rows, actions]
         if not legal.all():
             j = int(np.flatnonzero(legal == 0)[0])
-            i, action = rows[j], int(actions[j])
-            raise IllegalActionError(
-                f"{self.game.name}: table {i}: action {action} ({self.game.action_to_string(action)}) is illegal "
-                f"for seat {self.learner_seat(i)}; legal: {np.flatnonzero(mask[i]).tolist()}")
+            raise illegal_action(backend, rows[j], int(actions[j]))
         for i in backend.step_rows(rows, actions):
             self.ended[i] = True
 
