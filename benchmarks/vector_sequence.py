@@ -4,11 +4,13 @@
     python -m benchmarks.vector_sequence --num-envs 256 --config num_teams=3 --seconds 3 --repeats 3
 
 Each round times, interleaved: connect_four_v3's ``raw_env`` random play (``benchmarks.timing.time_env``,
-steps/s) and ``SequenceNumpyBackend`` with N tables, where every step picks one uniformly random legal
-action per table from the stacked masks (argmax of float32 noise times the mask), steps all tables,
-and deals a new game (the reference deal, per table) at every table that finished. Reported: table-steps
-per second of that whole loop, and of ``step()`` alone, as ratios to connect_four's raw_env steps/s
-(best round of each). The goal of issue 33: the whole loop at N = 1024 >= 20x connect_four's raw_env.
+steps/s) and N tables on ``envs.vector``'s numpy backend (``SequenceNumpyBackend``, ``copy=False``), where
+every step draws one uniformly random legal action per table from the stacked masks
+(``VectorTables.sample_legal``, as ``benchmarks.vector`` does), steps all tables, and deals a new game (the
+reference deal, per table) at every table that finished. Reported: table-steps per second of that whole
+loop, and of ``VectorTables.step`` alone (stepping and dealing, without the draw), as ratios to
+connect_four's raw_env steps/s (best round of each). The goal of issue 33: the whole loop at N = 1024 >= 20x
+connect_four's raw_env.
 Runs with one numpy/BLAS thread. Writes ``vector_sequence.json`` with a provenance block.
 """
 
@@ -30,36 +32,27 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 
 from benchmarks.timing import time_env  # noqa: E402
+import envs.vector  # noqa: E402
 from envs.core.provenance import provenance  # noqa: E402
-from envs.sequence.game import SequenceGame  # noqa: E402
-from envs.sequence.vector import SequenceNumpyBackend  # noqa: E402
 
 GOAL = 20.0
 
 
 def time_backend(config: dict[str, Any], num_envs: int, seconds: float, seed: int = 0) -> dict[str, float]:
     """Table-steps/s of random legal play on ``num_envs`` tables (choosing, stepping, dealing anew)."""
-    backend = SequenceNumpyBackend(SequenceGame(**config), num_envs)
-    backend.reset_tables(np.arange(num_envs), range(num_envs))
-    next_seed = num_envs
+    tables = envs.vector.make("sequence_v0", num_envs, seed=seed, backend="numpy", copy=False, **config)
+    tables.reset()
     rng = np.random.default_rng(seed)
-    noise = np.empty(backend.action_mask.shape, dtype=np.float32)
     steps = games = 0
     in_step = 0.0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        rng.random(out=noise, dtype=np.float32)
-        noise *= backend.action_mask
-        actions = noise.argmax(axis=1)
+        actions = tables.sample_legal(rng)
         t0 = time.perf_counter()
-        _rewards, terms, truncs = backend.step(actions)
+        _obs, _rewards, _terms, _truncs, infos = tables.step(actions)  # finished tables are dealt anew
         in_step += time.perf_counter() - t0
         steps += num_envs
-        done = np.flatnonzero(terms | truncs)
-        if len(done):
-            backend.reset_tables(done, range(next_seed, next_seed + len(done)))
-            next_seed += len(done)
-            games += len(done)
+        games += int(infos["_final_returns"].sum())
     elapsed = time.perf_counter() - start
     return {"steps_per_s": steps / elapsed, "step_only_per_s": steps / in_step, "games_per_s": games / elapsed}
 
@@ -109,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     report = run(parse_config(args.config), args.num_envs, args.seconds, args.repeats)
     print(f"connect_four_v3 raw_env: {report['connect_four_raw_env_steps_per_s']:,.0f} steps/s")
     print(f"sequence numpy backend, N={args.num_envs}: {report['table_steps_per_s']:,.0f} table-steps/s "
-          f"({report['ratio']:.1f}x connect_four raw_env; goal {GOAL:.0f}x); step() alone "
+          f"({report['ratio']:.1f}x connect_four raw_env; goal {GOAL:.0f}x); step() alone, with its deals "
           f"{report['step_only_table_steps_per_s']:,.0f}/s ({report['step_only_ratio']:.1f}x)")
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

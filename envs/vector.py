@@ -421,18 +421,55 @@ class VectorTables:
         """One uniformly random legal action per table (for random play and benchmarks).
 
         One random number per table: table ``i`` with ``k`` legal actions takes its ``floor(u * k)``-th
-        legal action, found on the running count of its mask (about 3x faster than noise over the
-        whole mask at N = 1024)."""
+        legal action, in the mask's order (``u`` uniform in [0, 1); a table with no legal action gets 0).
+        The mask is packed into bits (64 actions to a word); the word holding that action is found on
+        the running count of the words' set bits, then its byte in the word the same way, then the bit
+        (from a table of each byte value's set bits). The same draws as a running count along each row
+        of the mask, at about a third of its cost at N = 1024 (which was 3x cheaper than noise over
+        the whole mask)."""
         self._need_reset("sample_legal")
-        mask = self._tables.action_mask  # 0 or 1: the running count is the cumulative sum itself
-        # Buffers kept between calls: fresh (N, A) temporaries every step made the C heap grow and
-        # shrink by megabytes per call at N = 1024 (hundreds of page faults a step).
+        mask = self._tables.action_mask  # int8 0 or 1 (the contract), so it reads as bool
+        n, num_actions = mask.shape
+        num_bytes = -(-num_actions // 8)
+        num_words = -(-num_bytes // 8)
         if self._sample_buffers is None:
-            self._sample_buffers = (np.empty(mask.shape, dtype=np.int32), np.empty(mask.shape, dtype=bool))
-        running, above = self._sample_buffers
-        np.cumsum(mask, axis=1, dtype=np.int32, out=running)
-        nth = (rng.random(mask.shape[0]) * running[:, -1]).astype(np.int32)
-        return np.argmax(np.greater(running, nth[:, None], out=above), axis=1)
+            # Kept between calls: each table's bits, padded to whole words (the padding stays zero),
+            # and rank_bits[v, r], the place of the r-th lowest set bit of the byte v.
+            packed = np.zeros((n, 8 * num_words), dtype=np.uint8)
+            bits = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little")
+            value, place = np.nonzero(bits)
+            rank_bits = np.zeros((256, 8), dtype=np.intp)
+            rank_bits[value, np.cumsum(bits, axis=1)[value, place] - 1] = place
+            self._sample_buffers = (packed, rank_bits)
+        packed, rank_bits = self._sample_buffers
+        packed[:, :num_bytes] = np.packbits(mask.view(np.bool_), axis=1, bitorder="little")
+        # Bit b of word w of a table is its action 64 w + b. Words and bytes are laid out (position,
+        # table), so the running counts add whole rows of N, one row after another (numpy's cumsum
+        # would run along each table's few entries, at several times the cost).
+        rows = np.arange(n)
+        popcount = getattr(np, "bitwise_count", None) or (  # numpy < 2 has no bitwise_count
+            lambda a: np.unpackbits(a.view(np.uint8).reshape(*a.shape, -1), axis=-1).sum(axis=-1))
+        words = np.ascontiguousarray(packed.view("<u8").T)  # (num_words, N)
+        in_word = popcount(words).astype(np.int32)
+        before = in_word.copy()  # legal actions up to the end of each word
+        for w in range(1, num_words):
+            before[w] += before[w - 1]
+        count = before[-1]
+        nth = (rng.random(n) * count).astype(np.int32)
+        word = np.minimum((before <= nth).sum(axis=0), num_words - 1)  # words wholly before the nth
+        at = word * n + rows
+        nth -= before.reshape(-1)[at] - in_word.reshape(-1)[at]  # now the rank within its word
+        # The same search within the word, by bytes (little-endian: byte j holds bits 8 j .. 8 j + 7).
+        chosen = np.ascontiguousarray(words.reshape(-1)[at].view(np.uint8).reshape(n, 8).T)  # (8, N)
+        in_byte = popcount(chosen).astype(np.int32)
+        before = in_byte.copy()
+        for b in range(1, 8):
+            before[b] += before[b - 1]
+        byte = np.minimum((before <= nth).sum(axis=0), 7)
+        at = byte * n + rows
+        nth -= before.reshape(-1)[at] - in_byte.reshape(-1)[at]
+        bit = rank_bits.reshape(-1)[chosen.reshape(-1)[at].astype(np.intp) * 8 + nth]
+        return np.where(count > 0, 64 * word + 8 * byte + bit, 0)
 
     # ----------------------------------------------------------------------------------------------
     def _row(self, i: Any) -> int:

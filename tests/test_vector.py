@@ -309,3 +309,27 @@ def test_python_backend_step_rows_moves_the_given_tables_and_names_those_that_en
     assert [game.save(s) for s in backend.states] == [game.save(s) for s in reference]
     with pytest.raises(ValueError, match="max_steps must be an integer >= 1"):
         vector.PythonBackend(game, 1, max_steps=0)
+
+
+@pytest.mark.parametrize("without_bitwise_count", [False, True])
+def test_sample_legal_takes_the_drawn_legal_action_of_every_mask(monkeypatch, without_bitwise_count):
+    """``sample_legal`` picks, for a uniform ``u`` per table, the ``floor(u * k)``-th of the ``k`` legal
+    actions (0 where none is legal), found here plainly; masks of every density, over several 64-bit
+    words (Sequence's 349 actions), and through the numpy < 2 fallback that has no ``bitwise_count``."""
+    if without_bitwise_count:
+        monkeypatch.delattr(np, "bitwise_count", raising=False)
+    tables = vector.make("sequence_v0", 40, seed=0)
+    tables.reset()
+    mask = tables._tables.action_mask
+    shapes = np.random.default_rng(5)
+    for density in (0.0, 0.003, 0.05, 0.5, 1.0):
+        mask[:] = shapes.random(mask.shape) < density
+        mask[0] = 0
+        mask[1] = 0
+        mask[1, -1] = 1  # only the last action
+        mask[2] = 0
+        mask[2, 0] = 1  # only the first
+        got = tables.sample_legal(np.random.default_rng(7))
+        u = np.random.default_rng(7).random(len(mask))
+        want = [np.flatnonzero(row)[int(x * row.sum())] if row.any() else 0 for row, x in zip(mask, u)]
+        assert got.tolist() == want, density

@@ -109,6 +109,15 @@ _JH, _JS = ONE_EYED_JACKS
 #: Per card column, the index of its dead-card action after DEAD (jacks and the sink: 0, never used).
 _DEAD_ACTION = np.zeros(53, dtype=np.intp)
 _DEAD_ACTION[list(NON_JACK_KINDS)] = np.arange(len(NON_JACK_KINDS))
+#: Per card kind, whether it is a natural card (not a jack).
+_NATURAL = np.zeros(52, dtype=bool)
+_NATURAL[list(NON_JACK_KINDS)] = True
+
+
+def _any_last(x: np.ndarray) -> np.ndarray:
+    """``x.any(axis=-1)`` for a C-contiguous bool array, as one ``reduceat`` over the flat array: a
+    reduction along an axis pays a fixed cost per row, several times the work for rows of tens of cells."""
+    return np.logical_or.reduceat(x.reshape(-1), np.arange(0, x.size, x.shape[-1])).reshape(x.shape[:-1])
 
 
 def _action_cards(layout: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -271,6 +280,10 @@ class SequenceNumpyBackend(Backend):
         self._fresh_lines = np.zeros((3, NUM_LINES), dtype=np.int16)
         self._fresh_lines[:teams] = corners
         self._rewards = np.zeros((n, seats), dtype=np.float32)
+        self._removable_at = (self.rows[:, None] * 3 + np.arange(teams)) * NUM_SQUARES  # (table, team) rows, flat
+        # Per (row, card) cell of an (N, 53) array, the flat index of the card's dead-card action in an
+        # (N, A) mask (jacks and the sink: never dead, any index).
+        self._dead_cell = (self.rows[:, None] * NUM_ACTIONS + DEAD + _DEAD_ACTION).ravel()
         self._dealt = np.zeros(n, dtype=bool)
 
     @property
@@ -299,7 +312,8 @@ class SequenceNumpyBackend(Backend):
         dealt = _DECK - size * players
         decks = []
         for i, seed in zip(rows, seeds):  # the reference deal: shuffle, then pop round the table
-            rng = make_rng(seed)
+            # make_rng's generator; a plain int >= 0 (what envs.vector deals) needs none of its checks
+            rng = random.Random(seed) if type(seed) is int and seed >= 0 else make_rng(seed)
             deck = list(_FRESH_DECK)
             shuffle(rng, deck)
             decks.append(bytes(deck))
@@ -379,6 +393,8 @@ class SequenceNumpyBackend(Backend):
 
     def _rows(self, rows: Any) -> list[int]:
         """``rows`` (table indices) as a list of ints; an IndexError names the first that is not one."""
+        if type(rows) is list and all(type(r) is int and 0 <= r < self.num_envs for r in rows):
+            return rows  # as envs.vector deals: checked without numpy (several calls a step)
         at = np.atleast_1d(np.asarray(rows))
         if at.ndim == 1 and at.dtype.kind in "iu" and (not len(at) or (at.min() >= 0 and at.max() < self.num_envs)) \
                 and not (isinstance(rows, (list, tuple)) and any(isinstance(r, (bool, np.bool_)) for r in rows)):
@@ -581,8 +597,7 @@ class SequenceNumpyBackend(Backend):
             (board[board_at + self.twin_square[sq]] != EMPTY)
         chip = (new >= 0) & (new < 3) & ~self.locked.reshape(-1)[rows * NUM_SQUARES + sq]
         teams = np.arange(self.num_teams)  # the new chip is not locked yet (a completed run locks it below)
-        self.removable.reshape(-1)[((rows * 3)[:, None] + teams) * NUM_SQUARES + sq[:, None]] = \
-            chip[:, None] & (new[:, None] != teams)
+        self.removable.reshape(-1)[self._removable_at[r] + sq[:, None]] = chip[:, None] & (new[:, None] != teams)
         self.placed[r] += puts
         self.removed[r] += is_remove
         lines, line, bit = self.lines.reshape(-1), np.take(LINE_OF, sq, axis=0), np.take(LINE_BIT, sq, axis=0)
@@ -608,8 +623,9 @@ class SequenceNumpyBackend(Backend):
 
         # Draw (a reshuffle first where the pile ran out).
         deck_len = self.deck_len[rows]
-        for j in np.flatnonzero(moves & (deck_len == 0) & (self.discard_len[rows] > 0)).tolist():
-            deck_len[j] = self._reshuffle(int(rows[j]))
+        ran_out = np.flatnonzero(moves & (deck_len == 0) & (self.discard_len[rows] > 0))
+        if len(ran_out):
+            deck_len[ran_out] = self._reshuffle(rows[ran_out])
         draws = moves & (deck_len > 0)
         top = np.maximum(deck_len - 1, 0)
         drawn_card = np.where(draws, self.deck.reshape(-1)[rows * _DECK + top], _SINK)
@@ -706,53 +722,49 @@ class SequenceNumpyBackend(Backend):
         """Which of ``rows`` look blocked: ``SequenceState.table_blocked`` in arrays (no seat holds a
         card playable now, and no seat that can still draw, holding a dead card with exchanges on, could
         draw one from the pile or the discards: the cards in no hand). Only those go to the reference.
-        Each test runs only on the rows that the cheaper tests before it left open."""
-        blocked = np.zeros(len(rows), dtype=bool)
-        room = self.placed[rows] - self.removed[rows] < NUM_SQUARES - len(CORNER_SQUARES)  # an empty square
-        # Some seat holds a card with an empty square (most passing tables, while the board has room).
-        roomy = rows[room]
-        empty = self.board[roomy, None, :NUM_SQUARES] == EMPTY
-        natural = (self.placeable[roomy, :, :NUM_SQUARES] & empty).any(axis=(1, 2))
-        open_ = np.flatnonzero(~room)  # on a full board no card is placed
-        if len(natural):
-            open_ = np.sort(np.concatenate([open_, np.flatnonzero(room)[~natural]]))
-        if not len(open_):
-            return blocked
-        rows, room = rows[open_], room[open_]
-        # Some seat holds a jack it can play (on a full board: a one-eyed jack with a chip to remove).
-        hands = self.hands[rows, :, :52]  # (rows, seat, card)
-        targets = self.removable[rows].any(axis=2)[:, self.team_of_seat]  # (rows, seat): a chip to remove
-        jacks = (((hands[:, :, _JD] | hands[:, :, _JC]) > 0) & room[:, None]) | \
-            (((hands[:, :, _JH] | hands[:, :, _JS]) > 0) & targets)
-        stuck = ~jacks.any(axis=1)
-        if self.dead_cards and stuck.any():
-            # A seat that can exchange a (dead) card could draw one it can play: a card in no hand.
-            open_, rows, room, hands, targets = open_[stuck], rows[stuck], room[stuck], hands[stuck], targets[stuck]
-            pool = hands.sum(axis=1, dtype=np.int64) < 2  # (rows, card): in the draw pile or the discards
-            playable = ((pool[:, _JD] | pool[:, _JC]) & room)[:, None] | \
-                ((pool[:, _JH] | pool[:, _JS])[:, None] & targets)  # (rows, seat)
-            roomy = np.flatnonzero(room)  # natural cards need an empty square
-            if len(roomy):
-                empty = self.board[rows[roomy], :NUM_SQUARES] == EMPTY
-                live = empty[:, self.twin_a] | empty[:, self.twin_b]  # (roomy, 48): natural cards with room
-                playable[roomy] |= (pool[roomy][:, self.non_jack] & live).any(axis=1)[:, None]
-            # Holding no playable card, a seat can exchange any natural card it holds (all are dead).
-            can_draw = hands.sum(axis=2) > hands[:, :, [_JD, _JC, _JH, _JS]].sum(axis=2)
-            stuck = ~(can_draw & playable).any(axis=1)
-        blocked[open_] = stuck
-        return blocked
 
-    def _reshuffle(self, i: int) -> int:
-        """The discards become the draw pile, shuffled by the table's generator as the reference does;
-        returns the new pile's size."""
-        pile = self.discards[i, :self.discard_len[i]].tolist()
-        shuffle(self.rngs[i], pile)
-        self.deck[i, :len(pile)] = pile
-        self.deck_len[i] = len(pile)
-        self.discard_len[i] = 0
-        self.discard_counts[i] = 0
-        self.observation[i, OBS_DISCARDS:OBS_SCALARS] = 0.0
-        return len(pile)
+        Every test runs on every row, in a few operations on (rows, seats, cards) arrays: with three
+        teams a fifth of the tables or more pass at a time (full boards, dead hands), and picking out
+        the rows each cheaper test left open cost more than the tests. A natural card is playable
+        where one of its squares is empty, that is where it is not ``covered`` (on a full board, none)."""
+        seats = self.num_seats
+        hands = np.take(self.hands, rows, axis=0)[:, :, :52]  # (rows, seat, card)
+        in_hands = hands[:, 0].copy()  # (rows, card): copies in some hand (adding seat by seat is the fastest sum)
+        for seat in range(1, seats):
+            in_hands += hands[:, seat]
+        live = ~np.take(self.covered, rows, axis=0)[:, :52] & _NATURAL  # natural cards with an empty square
+        room = self.placed[rows] - self.removed[rows] < NUM_SQUARES - len(CORNER_SQUARES)  # an empty square
+        targets = _any_last(np.take(self.removable, rows, axis=0))[:, self.team_of_seat]  # (rows, seat): a chip to remove
+        one_eyed = (hands[:, :, _JH] | hands[:, :, _JS]) > 0  # (rows, seat)
+        holds = _any_last((in_hands > 0) & live) | (((in_hands[:, _JD] | in_hands[:, _JC]) > 0) & room) | \
+            _any_last(one_eyed & targets)
+        if not self.dead_cards:
+            return ~holds
+        # A seat that can exchange a (dead) card could draw one it can play: a card with a copy in no hand.
+        pool_for_all = _any_last((in_hands < 2) & live) | (((in_hands[:, _JD] < 2) | (in_hands[:, _JC] < 2)) & room)
+        pool_one_eyed = (in_hands[:, _JH] < 2) | (in_hands[:, _JS] < 2)
+        playable = pool_for_all[:, None] | (pool_one_eyed[:, None] & targets)  # (rows, seat)
+        # Holding no playable card, a seat can exchange any natural card it holds (all are dead).
+        can_draw = _any_last((hands > 0) & _NATURAL)  # (rows, seat)
+        return ~holds & ~_any_last(can_draw & playable)
+
+    def _reshuffle(self, tables: np.ndarray) -> np.ndarray:
+        """At each of ``tables`` the discards become the draw pile, shuffled by the table's generator as
+        the reference does; returns the new piles' sizes. The shuffles are Python, one table at a time;
+        the arrays are written for all the tables at once (with three teams several tables a step
+        reshuffle)."""
+        sizes = self.discard_len[tables]
+        piles = []
+        for i, pile, size in zip(tables.tolist(), self.discards[tables].tolist(), sizes.tolist()):
+            pile = pile[:size]
+            shuffle(self.rngs[i], pile)
+            piles.append(bytes(pile) + bytes(_DECK - size))  # padded to a whole row: cards >= size are unused
+        self.deck[tables] = np.frombuffer(b"".join(piles), dtype=np.int8).reshape(len(piles), _DECK)
+        self.deck_len[tables] = sizes
+        self.discard_len[tables] = 0
+        self.discard_counts[tables] = 0
+        self.observation[tables, OBS_DISCARDS:OBS_SCALARS] = 0.0
+        return sizes
 
     # ------------------------------------------------------------------------------------------
     # Masks and observations
@@ -790,13 +802,13 @@ class SequenceNumpyBackend(Backend):
         remove = np.flatnonzero(held[:, _JH] | held[:, _JS])
         legal[remove, REMOVE:DEAD] = np.take(self.removable.reshape(-1, NUM_SQUARES), team_at[remove], axis=0)
         if self.dead_cards:
-            # Dead cards (held, both squares covered) are few: found in one pass and set one by one.
-            row, card = np.divmod(np.flatnonzero(held & self.covered[r]), 53)
-            keep = ~self.dead_used[r][row]  # one exchange a turn
-            legal.reshape(-1)[(row * NUM_ACTIONS + DEAD + _DEAD_ACTION[card])[keep]] = True
-        # A pass is legal when nothing else is: when the first maximum of the row's other entries is 0.
-        first = legal[:, :PASS].argmax(axis=1)
-        np.logical_not(legal.reshape(-1)[np.arange(len(first)) * NUM_ACTIONS + first], out=legal[:, PASS])
+            # Dead cards (held, both squares covered; one exchange a turn) are few: found in one pass
+            # and set one by one, through a table from (row, card) cells to their mask cells.
+            dead = np.flatnonzero(held & self.covered[r] & ~self.dead_used[r][:, None])
+            legal.reshape(-1)[self._dead_cell[dead]] = True
+        # A pass is legal when nothing else is (the pass entry cleared, then each row reduced).
+        legal[:, PASS] = False
+        np.logical_not(_any_last(legal), out=legal[:, PASS])
         if over is None:
             over = (self.winner[r] >= 0) | self.drawn[r] | (self.steps[r] >= self.max_steps)
         if over.any():
