@@ -31,7 +31,9 @@ def test_vector_benchmark_reports_every_backend_beside_raw_env(tmp_path):
     assert [(r["config"], r["num_envs"]) for r in rows] == [(c, n) for c in configs for n in (2, 4)]
     for row in rows:
         assert set(row["ratios"]) == {"python"} and row["python"]["steps_per_s"] > 0
-        assert set(row["ratios"]["python"]) == {"c4_raw_env", "raw_env", "raw_env_prefix"}
+        assert set(row["ratios"]["python"]) == {"c4_raw_env", "raw_env", "raw_env_prefix", "raw_env_tables"}
+        assert row["raw_env_tables"]["num_envs"] == row["num_envs"]
+        assert row["raw_env_tables"]["prefix"] == row["python"]["calls"]
         assert row["ratios"]["python"]["raw_env"] == row["python"]["steps_per_s"] / row["raw_env"]["steps_per_s"]
     assert list(report["provenance"]["environments"]) == ["dojo_v0"]
     vector.print_table(report)

@@ -26,6 +26,7 @@ from envs.wizard_arena.rules import (
 )
 
 LOCAL_RADIUS = 3  # the local window is (2R+1) x (2R+1) cells centred on the seat's bot
+OUTSIDE_WINDOW = 255  # a cell's place in a window (see ``_places_in_window``) when it lies outside
 CHANNELS = ("terrain", "self", "own party", "other bots", "gravestones", "Gary")
 OWN_FEATURES = (
     "alive", "hp", "max_hp", "strength", "score", "solo", "leader", "follower", "party size",
@@ -155,8 +156,8 @@ class WizardArenaGame(Game):
         self._col_list = [c / last for c in self._col_int]
         #: per cell, its (row, col) features as one array (written into a bots-table row in one slice)
         self._row_col = [array.array("f", rc) for rc in zip(self._row_list, self._col_list)]
-        #: per centre cell (filled on demand): every cell's index in the window, or -1 outside it
-        self._window_places: list[tuple[int, ...] | None] = [None] * ss
+        #: per centre cell (filled on demand): every cell's index in the window, or OUTSIDE_WINDOW
+        self._window_places: list[bytes | None] = [None] * ss
         self.own_offset = self.global_len + self.local_len
         self.window_cells = w * w
         #: where channel ch starts, on the global planes and in the local window
@@ -180,7 +181,17 @@ class WizardArenaGame(Game):
             "row_actions": [[self._walk_at + 1, 0, len(MOVE_CHOICES)]] if version >= 3 else [],
             "action_blocks": [[self.gary_walk_offset + 1, 0, len(MOVE_CHOICES)]] if version >= 3 else [],
         }
-        self._template_key = f"observation template, length {self.observation_shape[0]}"
+        self._template_key = "observation terrain"
+        #: the observation's starting point: zeros, one array for every map (a whole template per map
+        #: made each observation read kilobytes more from memory when many tables share a process)
+        self._zeros = array.array("f", bytes(4 * self.observation_shape[0]))
+        # Every mark an observer's table can hold, (bot, its row/col feature, its channel's start on the
+        # global planes and in the window) by observer, table row and channel: the states' caches
+        # list these shared tuples instead of building their own. With many tables in one process
+        # (envs.vector) the per-state tuples, and the int objects in them, were scattered over
+        # megabytes that every observation read again.
+        self._marks = [[[(i, self.table_offset + j * self.row_len + 9, self._plane_offsets[ch], self._local_offsets[ch])
+                         for ch in range(len(CHANNELS))] for j, i in enumerate(self._orders[p])] for p in range(n)]
 
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
         self.reject_unknown(config, self.KEYWORDS)
@@ -280,9 +291,10 @@ class WizardArenaGame(Game):
     # than numpy scalar or fancy-index writes, and numpy wraps the buffer at the end without a copy.
     # Two caches leave each call little more than the marks that move every step:
     #
+    # * per game: an all-zero observation to copy, and every mark an observer's table can hold;
     # * per map (``ArenaMap.cache``, shared by every clone; the terrain never changes): the
-    #   observation with only the global terrain plane filled, and the 7x7 terrain window around
-    #   each cell (built the first time a bot stands there);
+    #   global terrain plane, and the 7x7 terrain window around each cell (built the first time a
+    #   bot stands there);
     # * per state (``ArenaState.obs_cache``, see ``_stats_cache``): every seat's bots-table row and
     #   own-stats block without positions, and for each observer asked so far its rotated table
     #   and which channel and table row each bot is written to. It is keyed by copies of the lists
@@ -299,17 +311,15 @@ class WizardArenaGame(Game):
     # Nor is a board shared by all observers kept up to date: a line moves all its members, and
     # moving the seat's own party to its own channels costs as much as the writes it saves.
     def _template(self, arena: ArenaMap) -> tuple[array.array, list[array.array | None], np.ndarray]:
-        """(observation with only the global terrain plane filled, the terrain windows by centre
-        cell filled on demand, the terrain padded by the window radius with impassable cells)."""
+        """(the global terrain plane, the terrain windows by centre cell filled on demand, the
+        terrain padded by the window radius with impassable cells)."""
         cached = arena.cache.get(self._template_key)
         if cached is None:
             s, r = arena.size, LOCAL_RADIUS
             terrain = (np.array(arena.terrain).reshape(s, s) != 0).astype(np.float32)
-            base = np.zeros(self.observation_shape, dtype=np.float32)
-            base[: s * s] = terrain.reshape(-1)
             padded = np.ones((s + 2 * r, s + 2 * r), dtype=np.float32)
             padded[r:r + s, r:r + s] = terrain
-            cached = arena.cache[self._template_key] = (array.array("f", base.tobytes()), [None] * (s * s), padded)
+            cached = arena.cache[self._template_key] = (array.array("f", terrain.tobytes()), [None] * (s * s), padded)
         return cached
 
     def _window(self, template: tuple, cell: int) -> array.array:
@@ -322,14 +332,16 @@ class WizardArenaGame(Game):
             win = windows[cell] = array.array("f", padded[r:r + w, c:c + w].tobytes())
         return win
 
-    def _places_in_window(self, centre: int) -> tuple[int, ...]:
-        """Every cell's index in the window centred on ``centre`` (row-major), -1 outside it."""
+    def _places_in_window(self, centre: int) -> bytes:
+        """Every cell's index in the window centred on ``centre`` (row-major), ``OUTSIDE_WINDOW``
+        outside it. Bytes, not a tuple of ints: an eighth of the memory, and all centres are in use
+        when many tables share a process."""
         places = self._window_places[centre]
         if places is None:
             w = 2 * LOCAL_RADIUS + 1
             top, left = self._row_int[centre] - LOCAL_RADIUS, self._col_int[centre] - LOCAL_RADIUS
-            places = self._window_places[centre] = tuple(
-                (r - top) * w + (c - left) if 0 <= r - top < w and 0 <= c - left < w else -1
+            places = self._window_places[centre] = bytes(
+                (r - top) * w + (c - left) if 0 <= r - top < w and 0 <= c - left < w else OUTSIDE_WINDOW
                 for r, c in zip(self._row_int, self._col_int)
             )
         return places
@@ -340,7 +352,8 @@ class WizardArenaGame(Game):
         pos, alive = state.pos, state.alive
         here = pos[player]
         n = state.n
-        a = template[0][:]
+        a = self._zeros[:]
+        a[:len(template[0])] = template[0]  # the global terrain plane
         g, own, offset = self.global_len, self.own_offset, self.table_offset
         a[g:g + self.window_cells] = self._window(template, here)  # local terrain channel
         a[own:offset] = own_block
@@ -359,7 +372,7 @@ class WizardArenaGame(Game):
             a[at:at + 2] = row_col[cell]
             a[on_plane + cell] = 1.0
             j = in_window[cell]
-            if j >= 0:
+            if j != OUTSIDE_WINDOW:
                 a[on_local + j] = 1.0
         if not alive[player]:
             a[plane[1] + here] = 1.0
@@ -528,10 +541,10 @@ class WizardArenaGame(Game):
         k = self.row_len
         alive, lo = state.alive, state.leader_of
         my_side = lo[player]
-        plane, local = self._plane_offsets, self._local_offsets
         ones = []
         marks = []
         lead_at = len(self.table_features)
+        mark_of = self._marks[player]
         for j, i in enumerate(self._orders[player]):
             if alive[i]:
                 ones.append(j * k + lead_at + (lo[i] - player) % n)
@@ -540,7 +553,7 @@ class WizardArenaGame(Game):
                 ch = (1 if i == player else 2) if alive[i] else 4
             else:
                 ch = 3 if alive[i] else 4
-            marks.append((i, self.table_offset + j * k + 9, plane[ch], local[ch]))
+            marks.append(mark_of[j][ch])
         return ones, marks
 
     # -----------------------------------------------------------------------------------------

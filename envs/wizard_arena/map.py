@@ -6,8 +6,10 @@ a *squeeze* is a diagonal step whose two orthogonal neighbours are both obstacle
 
 from __future__ import annotations
 
+import array
 import random
 from itertools import compress
+from typing import Any
 
 import numpy as np
 
@@ -109,6 +111,14 @@ def _step_arrays(size: int) -> tuple:
     return arrays
 
 
+#: Per map size, the rows of ``step``, ``squeeze``, ``neighbours`` and ``moves`` (one dict each, by
+#: cell) of the cells with no obstacle within one step, which are the same on every map: each
+#: map's tables hold these objects at such cells. With many tables in one process
+#: (``envs.vector``) every table has its own map, and sharing the rows the maps have in common
+#: keeps the ones in use in the processor's caches. (The rows are tuples: nothing changes them.)
+_CLEAR_ROWS: dict[int, tuple[dict[int, tuple], ...]] = {}
+
+
 class ArenaMap:
     """Immutable terrain plus precomputed neighbour tables; shared by every clone of a state."""
 
@@ -138,26 +148,39 @@ class ArenaMap:
         open_rows = open_steps.tolist()
         step = np.where(open_steps, target, -1).tolist()
         squeeze = (open_steps & (side_a < size * size) & blocked[side_a] & blocked[side_b]).tolist()
+        # The rows of a cell with no obstacle around it are the same on every map: those are one
+        # object for all maps of this size (``_CLEAR_ROWS``), the others belong to this map.
+        clear_rows = _CLEAR_ROWS.setdefault(size, ({}, {}, {}, {}))
+        clear = (open_steps == (target < size * size)).all(axis=1).tolist()
+
+        def rows_of(table: int, rows: Any) -> tuple:
+            shared = clear_rows[table].setdefault
+            return tuple(shared(cell, row) if c else row for cell, (row, c) in enumerate(zip(rows, clear)))
+
         #: step[cell][d]: the cell reached by direction d, or -1 (off the map or an obstacle).
-        self.step = tuple(map(tuple, step))
+        self.step = rows_of(0, map(tuple, step))
         #: squeeze[cell][d]: that step is a diagonal squeeze between two obstacle corners.
-        self.squeeze = tuple(map(tuple, squeeze))
+        self.squeeze = rows_of(1, map(tuple, squeeze))
         #: neighbours[cell]: passable cells at Chebyshev distance 1 (in direction order).
-        self.neighbours = tuple(map(tuple, map(compress, targets, open_rows)))
+        self.neighbours = rows_of(2, map(tuple, map(compress, targets, open_rows)))
         #: moves[cell]: (direction, target) for every step onto a passable cell.
-        self.moves = tuple(map(tuple, map(compress, pairs, open_rows)))
+        self.moves = rows_of(3, map(tuple, map(compress, pairs, open_rows)))
         self.free_cells = tuple(compress(range(size * size), passable))
         #: Scratch space for encoders (e.g. the observation's terrain template); never saved.
         self.cache: dict = {}
 
-    def walking_distances(self, source: int) -> list[int]:
+    def walking_distances(self, source: int) -> array.array:
         """Steps from ``source`` to every cell over passable ground (8 neighbours, bots ignored,
         squeezes allowed); obstacles and cells it cannot reach get ``4 · size²``. Computed once
-        per source and kept in ``cache``."""
+        per source and kept in ``cache``, shared: read it, never change it.
+
+        Kept as 16-bit integers (``4 · 64² < 2¹⁶``), a quarter of a list's memory: with many tables
+        in one process (``envs.vector``) every map holds up to ``size²`` of these, and lists of
+        them outgrew the processor's caches."""
         key = ("walking distances", source)
         dist = self.cache.get(key)
         if dist is None:
-            dist = self.cache[key] = spread(self.size, self.passable, [source])
+            dist = self.cache[key] = array.array("H", spread(self.size, self.passable, [source]))
         return dist
 
     def is_squeeze(self, a: int, b: int) -> bool:

@@ -189,8 +189,32 @@ def test_walking_distances_match_reference(size, density):
     blocked = [c for c in range(size * size) if not arena.passable[c]]
     for source in rng.sample(arena.free_cells, 5) + blocked[:2]:
         want = reference_spread(size, arena.passable, [source])
-        assert arena.walking_distances(source) == want == spread(size, arena.passable, [source])
+        assert arena.walking_distances(source).tolist() == want == spread(size, arena.passable, [source])
         assert arena.walking_distances(source) is arena.walking_distances(source)  # cached
     rows = arena.rows()
     rows[0] = "x"
     assert arena.rows()[0] != "x" and ArenaMap.from_rows(arena.rows()).terrain == arena.terrain
+
+
+def test_maps_share_the_rows_of_cells_with_no_obstacle_around():
+    """Two maps of one size hold the same row objects at every cell with no obstacle within one
+    step (those rows are equal on every map), and their own rows elsewhere: the sharing that keeps
+    many tables' maps small changes no value (``test_map_tables_match_reference``)."""
+    size = 12
+    first, second = (generate_terrain(size, 0.2, random.Random(seed)) for seed in (1, 2))
+
+    def clear(arena, cell):
+        return all(arena.passable[t] for t in _on_map(size, cell))
+
+    both = [c for c in range(size * size) if clear(first, c) and clear(second, c)]
+    assert len(both) > 10
+    for c in both:
+        for table in ("step", "squeeze", "neighbours", "moves"):
+            assert getattr(first, table)[c] is getattr(second, table)[c]
+    blocked = [c for c in range(size * size) if not clear(first, c) and first.step[c] != second.step[c]]
+    assert blocked and all(first.step[c] is not second.step[c] for c in blocked)
+
+
+def _on_map(size, cell):
+    r, c = divmod(cell, size)
+    return [(r + dr) * size + c + dc for dr, dc in DIRECTIONS if 0 <= r + dr < size and 0 <= c + dc < size]
