@@ -10,10 +10,12 @@ stacked masks (``VectorTables.sample_legal``, timed with the step) on a batch ma
 (``num_envs`` per call). PettingZoo's ``connect_four_v3`` raw_env and the game's own raw_env are timed
 with the AEC loop of :mod:`benchmarks.run` in the same rounds, interleaved, and the ratios divide best by
 best. A batch timed for a few seconds plays only the first actions of long games (Wizard Arena, Dojo),
-whose cost per step differs from a whole game's, so raw_env is also timed on the same prefix of each
-game (``÷prefix``). One raw_env plays one game at a time, whose state stays in the processor's
-caches; a batch holds N games. So raw_env is timed a third way, as one would batch without
-``envs.vector``: N raw_envs, one game each, stepped in turn on the same prefix (``÷N raw``).
+whose cost per step differs from a whole game's, so raw_env is also timed as one table of the batch
+plays (``÷prefix``): as many actions as each table took, going on into a new game (its reset timed, as
+the batch's new deals are) where one ends, then starting afresh. One raw_env plays one game at a
+time, whose state stays in the processor's caches; a batch holds N games. So raw_env is timed a third
+way, as one would batch without ``envs.vector``: N raw_envs, one game each, stepped in turn for as many
+actions each (``÷N raw``).
 
 Goals: the python backend no slower per table-step than N raw_envs (``÷N raw`` >= 1; ``÷prefix`` is
 reported beside it, and at large N is lower: the cost of holding N games at once); a numpy backend
@@ -42,9 +44,23 @@ from envs.core.provenance import provenance
 GOALS = {"python": ("raw_env_tables", 1.0, 1), "numpy": ("c4_raw_env", 20.0, 1024)}
 
 
+def _act(env: Any, rng: np.random.Generator, seed: int) -> int:
+    """One random legal action on ``env``, after dealing it game ``seed`` if its game is over; returns
+    the next unused seed."""
+    obs, _reward, term, trunc, _info = env.last()
+    if term or trunc:
+        env.reset(seed=seed)
+        seed += 1
+        obs = env.last()[0]
+    legal = np.flatnonzero(obs["action_mask"])
+    env.step(int(legal[rng.integers(len(legal))]))
+    return seed
+
+
 def time_env_prefix(make: Any, seconds: float, prefix: int) -> dict[str, float]:
-    """:func:`benchmarks.timing.time_env`'s AEC loop, each game cut after its first ``prefix`` actions; the
-    resets are not timed (the batch's first deal is not timed either)."""
+    """:func:`benchmarks.timing.time_env`'s AEC loop as one table of a batch plays: ``prefix`` actions,
+    going on into a new game (its reset timed, as the batch's new deals are) wherever one ends, then cut.
+    The reset that starts each run of ``prefix`` actions is not timed (nor is the batch's first deal)."""
     env = make()
     rng = np.random.default_rng(0)
     steps = seed = 0
@@ -53,22 +69,18 @@ def time_env_prefix(make: Any, seconds: float, prefix: int) -> dict[str, float]:
         env.reset(seed=seed)
         seed += 1
         start = time.perf_counter()
-        for n, _agent in enumerate(env.agent_iter()):
-            obs, _reward, term, trunc, _info = env.last()
-            if term or trunc or n >= prefix:
-                break
-            legal = np.flatnonzero(obs["action_mask"])
-            env.step(int(legal[rng.integers(len(legal))]))
-            steps += 1
+        for _ in range(prefix):
+            seed = _act(env, rng, seed)
+        steps += prefix
         timed += time.perf_counter() - start
     return {"steps_per_s": steps / timed, "prefix": prefix}
 
 
 def time_env_tables(make: Any, num_envs: int, seconds: float, prefix: int) -> dict[str, float]:
     """raw_env stepped as a batch is without ``envs.vector``: ``num_envs`` environments, one game each,
-    each taking one action in turn, for the first ``prefix`` actions of their games (a game that ends
-    sooner drops out); the resets are not timed. The same number of live games as the batch holds,
-    so the same memory to keep in the caches."""
+    each taking one action in turn, ``prefix`` actions each, going on into a new game (its reset timed)
+    wherever one ends; the resets that start each round of ``prefix`` actions are not timed. The same
+    number of live games as the batch holds, so the same memory to keep in the caches."""
     tables = [make() for _ in range(num_envs)]
     rng = np.random.default_rng(0)
     steps = seed = 0
@@ -77,19 +89,12 @@ def time_env_tables(make: Any, num_envs: int, seconds: float, prefix: int) -> di
         for env in tables:
             env.reset(seed=seed)
             seed += 1
-        live = tables
         start = time.perf_counter()
         for _ in range(prefix):
-            going = []
-            for env in live:
-                obs, _reward, term, trunc, _info = env.last()
-                if not (term or trunc):
-                    legal = np.flatnonzero(obs["action_mask"])
-                    env.step(int(legal[rng.integers(len(legal))]))
-                    going.append(env)
-            steps += len(going)
-            live = going
-            if not live or timed + time.perf_counter() - start >= seconds:
+            for env in tables:
+                seed = _act(env, rng, seed)
+            steps += num_envs
+            if timed + time.perf_counter() - start >= seconds:
                 break
         timed += time.perf_counter() - start
     return {"steps_per_s": steps / timed, "prefix": prefix, "num_envs": num_envs}
@@ -172,10 +177,10 @@ def print_table(report: dict[str, Any]) -> None:
                          f"{row['raw_env']['steps_per_s']:>10,.0f} {row['c4_raw_env']['steps_per_s']:>9,.0f} "
                          f"{ratios['raw_env']:>9.2f} {ratios['raw_env_prefix']:>8.2f} {ratios['raw_env_tables']:>7.2f} "
                          f"{ratios['c4_raw_env']:>7.2f}{mark}")
-    lines.append("÷prefix: against one raw_env playing only the first actions of each game, as many as each table "
-                 "took in the batch (a batch timed for a few seconds sees only the start of long games)")
-    lines.append("÷N raw: against N raw_envs, one game each, stepped in turn on the same prefix (as many live games "
-                 "as the batch)")
+    lines.append("÷prefix: against one raw_env playing as one table did: as many actions as each table took in the "
+                 "batch, into a new game where one ended (a batch timed for a few seconds sees the start of long games)")
+    lines.append("÷N raw: against N raw_envs, one game each, stepped in turn for as many actions each (as many live "
+                 "games as the batch)")
     lines.append("goals: python backend >= 1x ÷N raw; numpy backend >= 20x connect_four raw_env at N >= 1024; "
                  "'!' marks a ratio below its goal")
     print("\n".join(lines))
