@@ -308,7 +308,7 @@ class VectorTables:
         self._games = np.zeros(num_envs, dtype=np.int64)  # games dealt so far at each table
         self._lengths = np.zeros(num_envs, dtype=np.int64)  # actions in each table's current game
         self._ready = False
-        self._sample_buffers: tuple[np.ndarray, np.ndarray] | None = None  # sample_legal's scratch arrays
+        self._sample_buffers: tuple[np.ndarray, np.ndarray] | None = None  # sample_legal: packed mask, bit ranks
 
     # ----------------------------------------------------------------------------------------------
     @staticmethod
