@@ -272,6 +272,12 @@ def _count(value: Any, what: str, lo: int) -> int:
     return int(value)
 
 
+#: Masks of up to this many entries are sampled on a running count along each row (see
+#: ``VectorTables.sample_legal``); measured faster below it, and above it the fresh temporaries make
+#: the C heap grow and shrink every call.
+_SMALL_MASK = 32_768
+
+
 class VectorTables:
     """``num_envs`` tables of one configured game; see the module docstring for the contract."""
 
@@ -426,10 +432,15 @@ class VectorTables:
         the running count of the words' set bits, then its byte in the word the same way, then the bit
         (from a table of each byte value's set bits). The same draws as a running count along each row
         of the mask, at about a third of its cost at N = 1024 (which was 3x cheaper than noise over
-        the whole mask)."""
+        the whole mask). Small masks (up to ``_SMALL_MASK`` entries) take that running count itself:
+        with its few operations it costs a fifth as much there (5 µs instead of 25 at N = 1)."""
         self._need_reset("sample_legal")
         mask = self._tables.action_mask  # int8 0 or 1 (the contract), so it reads as bool
         n, num_actions = mask.shape
+        if mask.size <= _SMALL_MASK:
+            running = np.cumsum(mask, axis=1, dtype=np.int32)  # 0 or 1 entries: the running count
+            nth = (rng.random(n) * running[:, -1]).astype(np.int32)
+            return np.argmax(running > nth[:, None], axis=1)
         num_bytes = -(-num_actions // 8)
         num_words = -(-num_bytes // 8)
         if self._sample_buffers is None:

@@ -311,14 +311,16 @@ def test_python_backend_step_rows_moves_the_given_tables_and_names_those_that_en
         vector.PythonBackend(game, 1, max_steps=0)
 
 
-@pytest.mark.parametrize("without_bitwise_count", [False, True])
-def test_sample_legal_takes_the_drawn_legal_action_of_every_mask(monkeypatch, without_bitwise_count):
+@pytest.mark.parametrize("num_envs,without_bitwise_count", [(40, False), (100, False), (100, True)])
+def test_sample_legal_takes_the_drawn_legal_action_of_every_mask(monkeypatch, num_envs, without_bitwise_count):
     """``sample_legal`` picks, for a uniform ``u`` per table, the ``floor(u * k)``-th of the ``k`` legal
     actions (0 where none is legal), found here plainly; masks of every density, over several 64-bit
-    words (Sequence's 349 actions), and through the numpy < 2 fallback that has no ``bitwise_count``."""
+    words (Sequence's 349 actions): a small batch on the running count, a larger one on the packed bits,
+    also through the numpy < 2 fallback that has no ``bitwise_count``."""
     if without_bitwise_count:
         monkeypatch.delattr(np, "bitwise_count", raising=False)
-    tables = vector.make("sequence_v0", 40, seed=0)
+    tables = vector.make("sequence_v0", num_envs, seed=0)
+    assert (tables._tables.action_mask.size <= vector._SMALL_MASK) == (num_envs == 40)
     tables.reset()
     mask = tables._tables.action_mask
     shapes = np.random.default_rng(5)
