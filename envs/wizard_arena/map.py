@@ -111,12 +111,16 @@ def _step_arrays(size: int) -> tuple:
     return arrays
 
 
-#: Per map size, the rows of ``step``, ``squeeze``, ``neighbours`` and ``moves`` (one dict each, by
-#: cell) of the cells with no obstacle within one step, which are the same on every map: each
-#: map's tables hold these objects at such cells. With many tables in one process
-#: (``envs.vector``) every table has its own map, and sharing the rows the maps have in common
-#: keeps the ones in use in the processor's caches. (The rows are tuples: nothing changes them.)
-_CLEAR_ROWS: dict[int, tuple[dict[int, tuple], ...]] = {}
+#: Per map size, one object for each distinct row of the maps' tables ``step``, ``squeeze``,
+#: ``neighbours`` and ``moves`` (one dict each, keyed by the row: rows of different tables are never
+#: mixed, even where they compare equal, as ``(0, 1) == (False, True)`` does). Each map's tables hold
+#: these objects. With many tables in one process (``envs.vector``) every table has its own map, and
+#: sharing the rows keeps the ones in use in the processor's caches. A cell's rows depend only on
+#: which of its 8 neighbours are open, so there are at most 256 per cell and table (``squeeze`` rows,
+#: 8 booleans, at most 256 in all); the dicts start afresh past ``_SHARED_ROWS_MAX`` rows together.
+#: (The rows are tuples: nothing changes them.)
+_SHARED_ROWS: dict[int, tuple[dict[tuple, tuple], ...]] = {}
+_SHARED_ROWS_MAX = 150_000
 
 
 class ArenaMap:
@@ -148,14 +152,16 @@ class ArenaMap:
         open_rows = open_steps.tolist()
         step = np.where(open_steps, target, -1).tolist()
         squeeze = (open_steps & (side_a < size * size) & blocked[side_a] & blocked[side_b]).tolist()
-        # The rows of a cell with no obstacle around it are the same on every map: those are one
-        # object for all maps of this size (``_CLEAR_ROWS``), the others belong to this map.
-        clear_rows = _CLEAR_ROWS.setdefault(size, ({}, {}, {}, {}))
-        clear = (open_steps == (target < size * size)).all(axis=1).tolist()
+        # Every row is the one object of its value for all maps of this size (``_SHARED_ROWS``): a
+        # cell's rows depend only on which of its neighbours are open, and most cells look alike on
+        # most maps.
+        shared = _SHARED_ROWS.get(size)
+        if shared is None or sum(map(len, shared)) > _SHARED_ROWS_MAX:
+            shared = _SHARED_ROWS[size] = ({}, {}, {}, {})
 
         def rows_of(table: int, rows: Any) -> tuple:
-            shared = clear_rows[table].setdefault
-            return tuple(shared(cell, row) if c else row for cell, (row, c) in enumerate(zip(rows, clear)))
+            one = shared[table].setdefault
+            return tuple(one(row, row) for row in rows)
 
         #: step[cell][d]: the cell reached by direction d, or -1 (off the map or an obstacle).
         self.step = rows_of(0, map(tuple, step))

@@ -196,10 +196,10 @@ def test_walking_distances_match_reference(size, density):
     assert arena.rows()[0] != "x" and ArenaMap.from_rows(arena.rows()).terrain == arena.terrain
 
 
-def test_maps_share_the_rows_of_cells_with_no_obstacle_around():
-    """Two maps of one size hold the same row objects at every cell with no obstacle within one
-    step (those rows are equal on every map), and their own rows elsewhere: the sharing that keeps
-    many tables' maps small changes no value (``test_map_tables_match_reference``)."""
+def test_maps_of_one_size_share_every_equal_row():
+    """Two maps of one size hold one object for every row of equal value at a cell (the rows of a cell
+    with no obstacle around it are equal on every map), and their own rows where the values differ:
+    the sharing that keeps many tables' maps small changes no value (``test_map_tables_match_reference``)."""
     size = 12
     first, second = (generate_terrain(size, 0.2, random.Random(seed)) for seed in (1, 2))
 
@@ -208,13 +208,30 @@ def test_maps_share_the_rows_of_cells_with_no_obstacle_around():
 
     both = [c for c in range(size * size) if clear(first, c) and clear(second, c)]
     assert len(both) > 10
-    for c in both:
-        for table in ("step", "squeeze", "neighbours", "moves"):
-            assert getattr(first, table)[c] is getattr(second, table)[c]
-    blocked = [c for c in range(size * size) if not clear(first, c) and first.step[c] != second.step[c]]
-    assert blocked and all(first.step[c] is not second.step[c] for c in blocked)
+    for table in ("step", "squeeze", "neighbours", "moves"):
+        rows_a, rows_b = getattr(first, table), getattr(second, table)
+        for c in both:
+            assert rows_a[c] is rows_b[c]
+        for c in range(size * size):
+            assert (rows_a[c] is rows_b[c]) == (rows_a[c] == rows_b[c])
+    assert any(first.step[c] != second.step[c] for c in range(size * size))
 
 
 def _on_map(size, cell):
     r, c = divmod(cell, size)
     return [(r + dr) * size + c + dc for dr, dc in DIRECTIONS if 0 <= r + dr < size and 0 <= c + dc < size]
+
+
+def test_shared_rows_start_afresh_past_their_cap(monkeypatch):
+    """Past ``_SHARED_ROWS_MAX`` rows the shared rows of that map size start afresh: the memory they hold
+    stays bounded, and a map built after that still has the right tables."""
+    import envs.wizard_arena.map as arena_map
+
+    monkeypatch.setattr(arena_map, "_SHARED_ROWS_MAX", 50)
+    monkeypatch.setitem(arena_map._SHARED_ROWS, 7, ({}, {}, {}, {}))
+    first = generate_terrain(7, 0.3, random.Random(0))
+    assert sum(map(len, arena_map._SHARED_ROWS[7])) > 50
+    second = generate_terrain(7, 0.3, random.Random(1))
+    assert sum(map(len, arena_map._SHARED_ROWS[7])) <= 4 * 49
+    assert (second.step, second.squeeze, second.neighbours, second.moves) == reference_tables(7, second.terrain)
+    assert first.step != second.step
