@@ -25,13 +25,13 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import pathlib  # noqa: E402
 import platform  # noqa: E402
-import time  # noqa: E402
 import warnings  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from benchmarks.timing import time_env  # noqa: E402
+from benchmarks.vector import time_vector  # noqa: E402
 import envs.vector  # noqa: E402
 from envs.core.provenance import provenance  # noqa: E402
 
@@ -39,22 +39,10 @@ GOAL = 20.0
 
 
 def time_backend(config: dict[str, Any], num_envs: int, seconds: float, seed: int = 0) -> dict[str, float]:
-    """Table-steps/s of random legal play on ``num_envs`` tables (choosing, stepping, dealing anew)."""
-    tables = envs.vector.make("sequence_v0", num_envs, seed=seed, backend="numpy", copy=False, **config)
-    tables.reset()
-    rng = np.random.default_rng(seed)
-    steps = games = 0
-    in_step = 0.0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        actions = tables.sample_legal(rng)
-        t0 = time.perf_counter()
-        _obs, _rewards, _terms, _truncs, infos = tables.step(actions)  # finished tables are dealt anew
-        in_step += time.perf_counter() - t0
-        steps += num_envs
-        games += int(infos["_final_returns"].sum())
-    elapsed = time.perf_counter() - start
-    return {"steps_per_s": steps / elapsed, "step_only_per_s": steps / in_step, "games_per_s": games / elapsed}
+    """Table-steps/s of random legal play on ``num_envs`` tables (choosing, stepping, dealing anew): the
+    loop of :func:`benchmarks.vector.time_vector` on the numpy backend."""
+    tables = envs.vector.make("sequence_v0", num_envs, backend="numpy", copy=False, **config)
+    return time_vector(tables, seconds, seed=seed)
 
 
 def run(config: dict[str, Any], num_envs: int, seconds: float, repeats: int) -> dict[str, Any]:

@@ -19,6 +19,8 @@ def make_rng(seed: int | None) -> random.Random:
     """Return a generator for ``seed``, an integer >= 0 (Python or numpy); ``None`` draws a fresh
     seed from the operating system. A negative seed is refused: Python's generator would play the
     same game as its absolute value."""
+    if type(seed) is int and seed >= 0:  # the common case, checked first: engines deal one per game
+        return random.Random(seed)
     if seed is None:
         seed = random.SystemRandom().randrange(2**63)
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):

@@ -312,8 +312,7 @@ class SequenceNumpyBackend(Backend):
         dealt = _DECK - size * players
         decks = []
         for i, seed in zip(rows, seeds):  # the reference deal: shuffle, then pop round the table
-            # make_rng's generator; a plain int >= 0 (what envs.vector deals) needs none of its checks
-            rng = random.Random(seed) if type(seed) is int and seed >= 0 else make_rng(seed)
+            rng = make_rng(seed)
             deck = list(_FRESH_DECK)
             shuffle(rng, deck)
             decks.append(bytes(deck))
