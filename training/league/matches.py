@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import agents
 import envs
 from agents.records import Record, Recorder
+from agents.runner import TRUNCATED
 from agents.scoring import score_teams
 from envs.core.game import Game
 from envs.core.provenance import provenance
@@ -31,8 +32,12 @@ ENV_KEYWORDS = ("max_cycles", "render_mode")
 #: The league Elo interval: bootstrap resamples of the games, and the generator's seed.
 ELO_RESAMPLES = 200
 ELO_BOOTSTRAP_SEED = 0
+ELO_INTERVAL_METHOD = (f"95% percentile bootstrap over games ({ELO_RESAMPLES} resamples within each lineup, "
+                       f"seed {ELO_BOOTSTRAP_SEED})")
 #: Seconds past a time budget that the stop reason lets pass without comment.
 OVERRUN_S = 2.0
+#: What a game cut by the move limit (``max_cycles``) means for the scores (:func:`end_reason_texts`).
+TRUNCATED_TEXT = "the move limit (max_cycles) was reached before the rules ended the game: nobody wins"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -69,6 +74,21 @@ def table_facts(game_name: str, config: dict[str, Any]) -> tuple[int, int]:
     """``(num_players, num_teams)`` of a configured game (seat ``s`` plays for ``game.team_of(s)``)."""
     game = table_game(game_name, config)
     return game.num_players, game.num_teams
+
+
+def end_reason_texts(game: Game, reasons: Sequence[str]) -> dict[str, str]:
+    """What each end reason of a report means, in words: the game's ``end_texts`` filled from its
+    config (as the front ends say it), the move limit for ``"truncated"``; a reason the game does
+    not explain is left as it is."""
+    texts = {}
+    for reason in reasons:
+        if reason == TRUNCATED:
+            texts[reason] = TRUNCATED_TEXT
+        elif reason in game.end_texts:
+            texts[reason] = game.end_texts[reason].format(**game.config)
+        else:
+            texts[reason] = reason
+    return texts
 
 
 def seat_agents(teams: Sequence[str], game: Game) -> list[str]:
@@ -383,9 +403,8 @@ def league_statistics(results: Sequence[dict], lineups: Sequence[Sequence[str]],
         "elo": bradley_terry(names, pairs) if rated else {n: 1500.0 for n in names},
         "elo_ci95": (bootstrap_elo_interval(names, game_pairs, game_lineups, ELO_RESAMPLES, ELO_BOOTSTRAP_SEED)
                      if rated else {n: [None, None] for n in names}),
-        "elo_interval": f"95% percentile bootstrap over games ({ELO_RESAMPLES} resamples within each lineup, "
-        f"seed {ELO_BOOTSTRAP_SEED}); null: open-ended (an agent that never lost a comparison has no finite upper "
-        "bound, one that never scored no finite lower bound)",
+        "elo_interval": f"{ELO_INTERVAL_METHOD}; null: open-ended (an agent that never lost a comparison has no "
+        "finite upper bound, one that never scored no finite lower bound)",
         "pairwise_score": pairwise_table(names, pairs),
         "pairwise_games": pairwise_counts(names, pairs),
         "comparisons": len(pairs),
@@ -450,6 +469,7 @@ def evaluate(
         stop += (f" (the games took {elapsed:.0f} s, {elapsed - budget_s:.0f} s past the budget: "
                  + (f"every lineup plays its first {min_cycles} whole seat rotation(s) whatever the budget, "
                     if min_cycles else "") + "and a game started before the deadline is played to its end)")
+    end_reasons = dict(Counter(r["end_reason"] for r in results))
     report = {
         "provenance": provenance(game_name),
         "game": game_name,
@@ -461,7 +481,8 @@ def evaluate(
         "games_per_lineup": counts,
         "games_scheduled_per_lineup": scheduled,
         "stop_reason": stop,
-        "end_reasons": dict(Counter(r["end_reason"] for r in results)),
+        "end_reasons": end_reasons,
+        "end_reason_texts": end_reason_texts(table_game(game_name, config), list(end_reasons)),
         "budget_s": budget_s,
         "records": None if records is None else str(records),
         "workers": workers,
