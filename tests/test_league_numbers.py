@@ -225,11 +225,31 @@ def test_every_heat_map_cell_shows_how_many_comparisons_it_holds(tmp_path, monke
 # Time budgets
 
 
-def test_the_quick_budget_is_per_game_and_an_explicit_budget_wins():
-    assert ev.budget_for("pans_trial_v0", None, quick=True) == ev.QUICK_BUDGET_BY_GAME["pans_trial_v0"]
-    assert ev.budget_for("sequence_v0", None, quick=True) == ev.QUICK_BUDGET_S
-    assert ev.budget_for("pans_trial_v0", 5.0, quick=True) == 5.0
-    assert ev.budget_for("pans_trial_v0", None, quick=False) is None
+def test_the_quick_budget_is_per_table_and_an_explicit_budget_wins():
+    assert ev.budget_for(None, quick=True) == ev.QUICK_BUDGET_S
+    assert ev.budget_for(5.0, quick=True) == 5.0
+    assert ev.budget_for(None, quick=False) is None
+
+
+def test_a_budget_never_cuts_the_floor_of_games_rounded_up_to_whole_rotations():
+    pairs = m.evaluate("sequence_v0", [(HEURISTIC, RANDOM), (RANDOM, HEURISTIC)], games=40, progress=False,
+                       budget_s=0.0, min_games=5)
+    assert pairs["games_per_lineup"] == [6, 6] and pairs["min_games"] == 5  # three cycles of both seat orders
+    three = m.evaluate("sequence_v0", [(HEURISTIC, RANDOM, RANDOM)], games=30, config={"num_teams": 3},
+                       progress=False, budget_s=0.0, min_games=4)
+    assert three["games_per_lineup"] == [6]  # two cycles of the three sides
+
+
+def test_the_quick_league_gives_every_lineup_its_floor_and_says_so(tmp_path):
+    out = tmp_path / "quick"
+    assert ev.main(["--game", "sequence_v0", "--lineup", "heuristic-v1", "random-v0", "--quick", "--budget-s", "0",
+                    "--workers", "1", "--no-progress", "--out", str(out)]) == 0
+    report = json.loads((out / "results.json").read_text())
+    assert report["games_per_lineup"] == [ev.QUICK_MIN_GAMES] == [output.FEW_GAMES]
+    assert report["min_games"] == ev.QUICK_MIN_GAMES
+    assert output.few_games_note(report["games_per_lineup"]) is None
+    with pytest.raises(SystemExit, match="min-games"):
+        ev.main(["--game", "sequence_v0", "--lineup", "heuristic-v1", "random-v0", "--min-games", "-1"])
 
 
 def test_a_budget_overrun_by_the_guaranteed_rotations_is_reported(monkeypatch):
@@ -239,3 +259,5 @@ def test_a_budget_overrun_by_the_guaranteed_rotations_is_reported(monkeypatch):
     assert "past the budget" in report["stop_reason"] and "first 1 whole seat rotation" in report["stop_reason"]
     assert "past the budget" not in m.evaluate("sequence_v0", [(HEURISTIC, RANDOM)], games=2, progress=False,
                                                budget_s=None)["stop_reason"]
+    floor = m.evaluate("sequence_v0", [(HEURISTIC, RANDOM)], games=20, progress=False, budget_s=0.0, min_games=4)
+    assert floor["games_per_lineup"] == [4] and "at least 4 games" in floor["stop_reason"]

@@ -192,11 +192,13 @@ def play_all(
     budget_s: float | None = None,
     start_method: str | None = None,
     min_cycles: int = 0,
+    min_games: int = 0,
 ) -> list[dict]:
     """Play the tasks (in a process pool when ``workers > 1``); results sorted by lineup and game.
 
     With ``budget_s``, no new game starts after that many seconds once every lineup has played its
-    first ``min_cycles`` rotation cycles (so a quick report is never empty); then every lineup keeps
+    first ``min_cycles`` rotation cycles and at least ``min_games`` games (rounded up to whole
+    rotation cycles; so a quick report is never empty, or too small to mean something); then every lineup keeps
     the same number of games made of whole rotation cycles (:func:`equal_cut`), so each agent still
     plays each side equally often and lineups stay comparable. ``start_method``
     (``fork``, ``spawn``, ``forkserver``; default: the platform's) picks how workers start; under
@@ -205,8 +207,11 @@ def play_all(
     from tqdm import tqdm
 
     deadline = None if budget_s is None else time.perf_counter() + budget_s
-    # the first min_cycles rotation cycles of every lineup are played whatever the budget
-    owed = {(t.lineup_index, t.game_index) for t in tasks if t.cycle < min_cycles}
+    # the floor (the first min_cycles rotation cycles, and whole cycles up to min_games games) of
+    # every lineup is played whatever the budget
+    cycle_size = Counter(t.lineup_index for t in tasks if t.cycle == 0)
+    floor = {li: max(min_cycles, -(-min_games // n)) for li, n in cycle_size.items()}
+    owed = {(t.lineup_index, t.game_index) for t in tasks if t.cycle < floor[t.lineup_index]}
     results: list[dict] = []
 
     def add(outcome: dict) -> None:
@@ -420,6 +425,16 @@ def league_statistics(results: Sequence[dict], lineups: Sequence[Sequence[str]],
 # The evaluation itself
 
 
+def floor_text(min_cycles: int, min_games: int) -> str:
+    """The part of a stop reason that says which games a time budget never cuts ("" for none)."""
+    parts = []
+    if min_games:
+        parts.append(f"at least {min_games} games (whole seat rotations)")
+    if min_cycles:
+        parts.append(f"its first {min_cycles} whole seat rotation(s)")
+    return f"every lineup plays {' and '.join(parts)} whatever the budget, " if parts else ""
+
+
 def evaluate(
     game_name: str,
     lineups: Sequence[Sequence[str]],
@@ -432,11 +447,13 @@ def evaluate(
     start_method: str | None = None,
     records: str | pathlib.Path | None = None,
     min_cycles: int = 0,
+    min_games: int = 0,
 ) -> dict[str, Any]:
     """Play every lineup ``games`` times (rounded up to whole rotations) and return the report.
 
     ``budget_s`` stops starting new games after that many seconds (whole rotation cycles kept), but
-    not before every lineup has played ``min_cycles`` whole rotation cycles.
+    not before every lineup has played ``min_cycles`` whole rotation cycles and at least
+    ``min_games`` games (rounded up to whole rotation cycles).
     ``records`` names a folder where every game kept in the report is written as a JSON record
     (:func:`record_file` names them; each result's ``record`` holds its file name).
     """
@@ -452,7 +469,7 @@ def evaluate(
     if records is not None:
         tasks = [replace(task, record=True) for task in tasks]
     start = time.perf_counter()
-    results = play_all(tasks, workers, progress, game_name, budget_s, start_method, min_cycles)
+    results = play_all(tasks, workers, progress, game_name, budget_s, start_method, min_cycles, min_games)
     elapsed = time.perf_counter() - start
     if records is not None:  # only the games kept in the report (a time budget may cut some)
         write_records(game_name, results, records)
@@ -467,8 +484,7 @@ def evaluate(
                 f"games; every lineup was cut to the same number of whole seat rotations")
     if budget_s is not None and elapsed > budget_s + OVERRUN_S:
         stop += (f" (the games took {elapsed:.0f} s, {elapsed - budget_s:.0f} s past the budget: "
-                 + (f"every lineup plays its first {min_cycles} whole seat rotation(s) whatever the budget, "
-                    if min_cycles else "") + "and a game started before the deadline is played to its end)")
+                 + floor_text(min_cycles, min_games) + "and a game started before the deadline is played to its end)")
     end_reasons = dict(Counter(r["end_reason"] for r in results))
     report = {
         "provenance": provenance(game_name),
@@ -484,6 +500,8 @@ def evaluate(
         "end_reasons": end_reasons,
         "end_reason_texts": end_reason_texts(table_game(game_name, config), list(end_reasons)),
         "budget_s": budget_s,
+        "min_games": min_games,
+        "min_cycles": min_cycles,
         "records": None if records is None else str(records),
         "workers": workers,
         "seconds": round(elapsed, 3),
