@@ -256,8 +256,8 @@ def test_a_budget_overrun_by_the_guaranteed_rotations_is_reported(monkeypatch):
     monkeypatch.setattr(m, "OVERRUN_S", 0.0)
     report = m.evaluate("sequence_v0", [(HEURISTIC, RANDOM)], games=20, progress=False, budget_s=0.0, min_cycles=1)
     assert report["games_per_lineup"] == [2]
-    assert "past the budget" in report["stop_reason"] and "first 1 whole seat rotation" in report["stop_reason"]
+    assert "past the budget" in report["stop_reason"] and "its first 2 games (whole seat" in report["stop_reason"]
     assert "past the budget" not in m.evaluate("sequence_v0", [(HEURISTIC, RANDOM)], games=2, progress=False,
                                                budget_s=None)["stop_reason"]
     floor = m.evaluate("sequence_v0", [(HEURISTIC, RANDOM)], games=20, progress=False, budget_s=0.0, min_games=4)
-    assert floor["games_per_lineup"] == [4] and "at least 4 games" in floor["stop_reason"]
+    assert floor["games_per_lineup"] == [4] and "its first 4 games" in floor["stop_reason"]

@@ -425,14 +425,14 @@ def league_statistics(results: Sequence[dict], lineups: Sequence[Sequence[str]],
 # The evaluation itself
 
 
-def floor_text(min_cycles: int, min_games: int) -> str:
-    """The part of a stop reason that says which games a time budget never cuts ("" for none)."""
-    parts = []
-    if min_games:
-        parts.append(f"at least {min_games} games (whole seat rotations)")
-    if min_cycles:
-        parts.append(f"its first {min_cycles} whole seat rotation(s)")
-    return f"every lineup plays {' and '.join(parts)} whatever the budget, " if parts else ""
+def floor_text(floors: Sequence[int]) -> str:
+    """The part of a stop reason that says how many games of each lineup a time budget never cuts
+    ("" for none)."""
+    if not any(floors):
+        return ""
+    lo, hi = min(floors), max(floors)
+    games = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    return f"every lineup plays its first {games} games (whole seat rotations) whatever the budget, "
 
 
 def evaluate(
@@ -474,6 +474,8 @@ def evaluate(
     if records is not None:  # only the games kept in the report (a time budget may cut some)
         write_records(game_name, results, records)
     counts = [sum(1 for r in results if r["lineup"] == li) for li in range(len(lineups))]
+    sizes = [len(orderings(lineup)) for lineup in lineups]
+    floors = [min(n, max(min_cycles, -(-min_games // size)) * size) for n, size in zip(scheduled, sizes)]
     if counts == scheduled:
         stop = "every scheduled game was played"
     elif not any(counts):
@@ -484,7 +486,7 @@ def evaluate(
                 f"games; every lineup was cut to the same number of whole seat rotations")
     if budget_s is not None and elapsed > budget_s + OVERRUN_S:
         stop += (f" (the games took {elapsed:.0f} s, {elapsed - budget_s:.0f} s past the budget: "
-                 + floor_text(min_cycles, min_games) + "and a game started before the deadline is played to its end)")
+                 + floor_text(floors) + "and a game started before the deadline is played to its end)")
     end_reasons = dict(Counter(r["end_reason"] for r in results))
     report = {
         "provenance": provenance(game_name),

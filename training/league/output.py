@@ -134,13 +134,13 @@ def elo_footnote(intervals) -> str:
     text = f"Elo 95% CI: {ELO_INTERVAL_METHOD}."
     ends = []
     if any(hi is None and lo is not None for lo, hi in intervals):
-        ends.append("≥ x: no finite upper bound (the agent never lost a comparison)")
+        ends.append("≥ x: no finite upper bound, as the agent never lost a comparison")
     if any(lo is None and hi is not None for lo, hi in intervals):
-        ends.append("≤ x: no finite lower bound (it never scored a point)")
+        ends.append("≤ x: no finite lower bound, as the agent never scored a point")
     if any(lo is None and hi is None for lo, hi in intervals):
         ends.append("open: neither bound is finite")
     if ends:
-        text += " " + "; ".join(ends) + " (results.json writes an open end as null)."
+        text += " " + "; ".join(ends) + ". In results.json an open end is null."
     return text
 
 
@@ -158,8 +158,8 @@ def few_games_note(played: Sequence[int]) -> str | None:
 
     lo, hi = wilson_interval(fewest / 2, fewest) if fewest else (0.0, 1.0)
     return (f"Few games: the smallest lineup played {fewest}; a 50% win rate from {fewest} games has a 95% interval "
-            f"of {100 * lo:.0f}-{100 * hi:.0f}%. Treat these numbers as a smoke test (give more --games or "
-            "--budget-s).")
+            f"of {100 * lo:.0f}-{100 * hi:.0f}%. Treat these numbers as a smoke test (give more --min-games, "
+            "--games or --budget-s).")
 
 
 def elo_interval_text(interval: Sequence[float | None]) -> str:
