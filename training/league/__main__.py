@@ -42,8 +42,9 @@ def parse_config(pairs: Sequence[str]) -> dict[str, Any]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m training.league",
-        description="Seeded, seat-rotated evaluation of agents, with Wilson intervals and Elo ratings.",
-        epilog="Scheduling, scoring and outputs are described in the module documentation: "
+        description="The league: agents against each other in seeded games with rotated seats, with Wilson "
+        "intervals and Elo ratings.",
+        epilog="Scheduling, scoring and outputs are described in the package's documentation: "
         "python -m pydoc training.league",
     )
     parser.add_argument("--game", default="sequence_v0", help=f"the game, one of {list(envs.NAMES)} (default: %(default)s)")
