@@ -49,6 +49,8 @@ from training.settings import (
     StepSettings,
     add_old_selfplay_every,
     check_finite,
+    library_kwargs,
+    minibatch_size,
     parse_settings,
     resolve_device,
     seed_everything,
@@ -152,21 +154,12 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
     tables = [SelfPlayEnv(args.game, config, opponent_pool=list(pool), seed=args.seed + 7919 * i)
               for i in range(args.num_envs)]
     env = DummyVecEnv([lambda t=t: t for t in tables])
-    # The shared (CleanRL) names mapped to SB3's.
     model = MaskablePPO(
         "MlpPolicy",
         env,
-        learning_rate=args.learning_rate,
+        **library_kwargs(args, "sb3"),  # the shared (CleanRL) names mapped to SB3's
         n_steps=args.num_steps,
-        batch_size=args.num_envs * args.num_steps // args.num_minibatches,
-        n_epochs=args.update_epochs,
-        gamma=args.gamma,
-        gae_lambda=args.gae_lambda,
-        clip_range=args.clip_coef,
-        ent_coef=args.ent_coef,
-        vf_coef=args.vf_coef,
-        max_grad_norm=args.max_grad_norm,
-        normalize_advantage=args.norm_adv,
+        batch_size=minibatch_size(args),
         policy_kwargs={"net_arch": list(args.net_arch)},
         seed=args.seed,
         device=device,

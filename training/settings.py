@@ -156,6 +156,28 @@ class Registers:
     sequence_v0/ppo-v2 (empty: do not register; an id that exists is refused before training)"""
 
 
+#: Each shared hyperparameter's name in Stable-Baselines3's PPO and in RLlib's PPO config (None: that
+#: library has no such setting; RLlib always normalises the advantages, over each training batch).
+LIBRARY_NAMES: dict[str, tuple[str, str | None]] = {
+    "learning_rate": ("learning_rate", "lr"),
+    "gamma": ("gamma", "gamma"),
+    "gae_lambda": ("gae_lambda", "lambda_"),
+    "clip_coef": ("clip_range", "clip_param"),
+    "ent_coef": ("ent_coef", "entropy_coeff"),
+    "vf_coef": ("vf_coef", "vf_loss_coeff"),
+    "max_grad_norm": ("max_grad_norm", "grad_clip"),
+    "update_epochs": ("n_epochs", "num_epochs"),
+    "norm_adv": ("normalize_advantage", None),
+}
+LIBRARIES = ("sb3", "rllib")
+
+
+def library_kwargs(args: Settings, library: str) -> dict[str, Any]:
+    """The shared hyperparameters of ``args`` under ``library``'s names (``"sb3"`` or ``"rllib"``)."""
+    column = LIBRARIES.index(library)
+    return {names[column]: getattr(args, ours) for ours, names in LIBRARY_NAMES.items() if names[column]}
+
+
 # ----------------------------------------------------------------------------------------------
 # The one validation
 
