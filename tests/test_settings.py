@@ -182,3 +182,36 @@ def test_one_declaration_of_the_shared_settings():
             "update_epochs", "num_minibatches", "norm_adv", "seed", "opponents", "snapshot_every",
             "snapshot_max"} <= shared
     assert issubclass(ppo.Args, StepSettings) and "device" in {f.name for f in dataclasses.fields(ppo.Args)}
+
+
+def _trainer_args():
+    from training import rllib_train, sb3
+
+    tiny = [(sb3.Args, dict(num_envs=e, num_steps=s, num_minibatches=m)) for e, s, m in TINY]
+    tiny += [(rllib_train.Args, dict(train_batch=b, num_minibatches=m)) for b in range(1, 13) for m in range(1, 14)]
+    return [cls(game="pans_trial_v0", **kw) for cls, kw in tiny]
+
+
+def test_every_trainer_refuses_or_accepts_the_same_splits():
+    """The SB3 and RLlib trainers take the same validation: an accepted split is even, two decisions or more."""
+    accepted = 0
+    for args in _trainer_args():
+        rollout = args.rollout_size()
+        try:
+            check_settings(args)
+        except SettingsError as exc:
+            assert "--num-minibatches" in str(exc) or "cannot make minibatches" in str(exc)
+            assert rollout % args.num_minibatches or rollout // args.num_minibatches < MIN_MINIBATCH
+            continue
+        accepted += 1
+        assert rollout % args.num_minibatches == 0 and rollout // args.num_minibatches >= MIN_MINIBATCH
+    assert accepted > 40
+
+
+def test_the_library_names_cover_the_shared_update_settings():
+    from training.settings import LIBRARY_NAMES, library_kwargs
+
+    args = ppo.Args(gae_lambda=0.9, clip_coef=0.1)
+    assert library_kwargs(args, "sb3")["gae_lambda"] == 0.9 and library_kwargs(args, "sb3")["clip_range"] == 0.1
+    assert library_kwargs(args, "rllib")["lambda_"] == 0.9 and "normalize_advantage" not in library_kwargs(args, "rllib")
+    assert set(LIBRARY_NAMES) <= {f.name for f in dataclasses.fields(Settings)}

@@ -251,6 +251,15 @@ def test_sb3_stops_at_a_non_finite_loss_naming_the_step_and_saves_nothing(tmp_pa
     assert not (out / "policy.json").exists() and not (out / "eval.json").exists()
 
 
+def test_sb3_at_the_smallest_minibatches_the_settings_accept_keeps_finite_losses(tmp_path):
+    """Two decisions a minibatch: the smallest split the shared validation accepts trains without a NaN (the
+    trainer stops with NonFiniteLossError otherwise)."""
+    out = sb3.main(["--game", "pans_trial_v0", "--total-timesteps", "16", "--num-steps", "4", "--num-envs", "2",
+                    "--num-minibatches", "4", "--update-epochs", "2", "--eval-every", "0", "--eval-games", "1",
+                    "--no-progress", "--out", str(tmp_path / "run")])
+    assert (out / "policy.json").is_file()
+
+
 def test_the_old_module_name_runs_the_sb3_trainer_with_a_deprecation_note():
     import subprocess
     import sys
