@@ -51,15 +51,16 @@ class SettingsError(ValueError):
 
 
 class NonFiniteLossError(RuntimeError):
-    """A loss became NaN or infinite: the run stops at ``step`` and writes nothing after it."""
+    """A loss became NaN or infinite: the run stops at ``step`` (learner decisions so far) and writes nothing
+    after it; ``losses`` holds the bad values by name."""
 
     def __init__(self, step: int, losses: Mapping[str, float]) -> None:
         self.step = int(step)
         self.losses = dict(losses)
         named = ", ".join(f"{name} = {value}" for name, value in self.losses.items())
         super().__init__(
-            f"non-finite loss at learner step {self.step}: {named}; the run stops here and the last checkpoint "
-            "written before this step is kept (a lower --learning-rate or --max-grad-norm may help)"
+            f"non-finite loss at learner step {self.step}: {named}; the run stops here and writes nothing more (its "
+            "last checkpoint, if any, is from before this step; a lower --learning-rate or --max-grad-norm may help)"
         )
 
 
