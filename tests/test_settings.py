@@ -95,6 +95,8 @@ def test_the_values_that_fit_split_the_rollout_evenly_into_two_or_more():
         (["--learning-rate", "nan"], "--learning-rate must be a finite number"),
         (["--update-epochs", "0"], "--update-epochs must be 1 or more, got 0"),
         (["--snapshot-max", "0"], "--snapshot-max must be 1 or more"),
+        (["--eval-games", "0"], "--eval-games must be 1 or more"),
+        (["--eval-opponents"], "--eval-opponents needs at least one agent kind"),
         (["--opponents"], "--opponents needs at least one kind"),
         (["--opponents", "nobody-v9"], "unknown agent kind 'nobody-v9' in --opponents"),
         (["--eval-opponents", "self"], "'self' is a training opponent only"),

@@ -232,9 +232,12 @@ def check_settings(args: Settings) -> None:
     for name, low in (("update_epochs", 1), ("num_minibatches", 1), ("snapshot_every", 0), ("snapshot_max", 1),
                       ("eval_games", 0)):
         _within(args, name, low=low)
-    if isinstance(args, StepSettings):
-        for name, low in (("total_timesteps", 1), ("num_envs", 1), ("num_steps", 1), ("eval_every", 0)):
+    if isinstance(args, StepSettings):  # these trainers evaluate at the end of every run
+        for name, low in (("total_timesteps", 1), ("num_envs", 1), ("num_steps", 1), ("eval_every", 0),
+                          ("eval_games", 1)):
             _within(args, name, low=low)
+        if not args.eval_opponents:
+            raise SettingsError(f"--eval-opponents needs at least one agent kind of {args.game}: one of {kinds}")
         if args.device not in DEVICES:
             raise SettingsError(f"--device must be one of {list(DEVICES)}, got {args.device!r}")
         resolve_device(args.device)
