@@ -10,7 +10,7 @@ import torch
 import envs
 from agents.nets import default_arch
 from agents.architectures import build_architecture
-from training import train_ppo
+from training import sb3
 from training.evaluation import NOTE, evaluate_and_write, evaluate_module, opponent_summary
 from training.ppo.tables import Outcome
 from training.report import curve_row, make_report, validate_report
@@ -68,8 +68,8 @@ def test_the_policy_plays_every_seat_of_its_team_and_teams_rotate():
 def test_every_trainer_gets_the_same_counts_for_the_same_policy():
     net = tiny_net("pans_trial_v0", {})
     ours = evaluate_module(copy.deepcopy(net), "pans_trial_v0", {}, ["random-v0"], games=6, seed=11)
-    args = train_ppo.parse_args(["--game", "pans_trial_v0", "--eval-opponents", "random-v0"])
-    theirs = train_ppo.evaluate_policy(copy.deepcopy(net), args, {}, games=6, seed=11)
+    args = sb3.parse_args(["--game", "pans_trial_v0", "--eval-opponents", "random-v0"])
+    theirs = sb3.evaluate_policy(copy.deepcopy(net), args, {}, games=6, seed=11)
     assert ours == theirs
 
 
@@ -123,3 +123,13 @@ def test_evaluate_and_write_leaves_a_valid_report_with_the_evaluation_in_it(tmp_
     assert written == report and written["results"] == expected
     assert written["written_to"] == str(tmp_path / "eval.json") and written["policy"] == str(tmp_path)
     assert written["evaluation"] == {"seed": 3, "games_per_opponent": 4, "note": NOTE} and written["curve"] == []
+
+
+def test_a_policy_folder_names_the_trainer_that_made_it():
+    from training.evaluation import trainer_of
+
+    assert trainer_of({"trainer": "training.rllib_train (RLlib PPO, new API stack)"}) == "training.rllib_train"
+    assert trainer_of({"trainer": "training.sb3"}) == "training.sb3"
+    assert trainer_of({"trainer": "training.train_ppo"}) == "training.train_ppo"
+    assert trainer_of({}) == "training.ppo"
+    assert trainer_of({"trainer": "something else"}) == "training.ppo"

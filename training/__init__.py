@@ -8,7 +8,7 @@
   scores, its ``output`` prints, plots and writes). ``python -m training.evaluate`` is its old name.
 * :mod:`training.evaluation` — one trained policy against fixed agent kinds, as every trainer
   evaluates during and after training.
-* ``python -m training.ppo`` — our PPO (the ``training.ppo`` package); ``python -m training.train_ppo`` —
+* ``python -m training.ppo`` — our PPO (the ``training.ppo`` package); ``python -m training.sb3`` —
   SB3 MaskablePPO; ``python -m training.rllib_train`` — RLlib PPO. All three evaluate with
   :mod:`training.evaluation` and write the report and curve of :mod:`training.report`.
 """

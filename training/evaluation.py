@@ -4,7 +4,7 @@ after training, and ``python -m training.ppo --evaluate``.
 (The other kind, agents against each other in a seat-rotated round robin with Elo ratings, is the
 league: :mod:`training.league`.)
 
-``training.ppo``, ``training.train_ppo`` and ``training.rllib_train`` all hand
+``training.ppo``, ``training.sb3`` and ``training.rllib_train`` all hand
 :func:`evaluate_module` a policy network (a module mapping observations to logits, as
 :func:`agents.policy_io.load_policy` returns) and get the same counts back:
 
@@ -139,6 +139,13 @@ def evaluate_and_write(
     return report
 
 
+def trainer_of(meta: dict[str, Any]) -> str:
+    """The trainer that made a policy, from its meta (RLlib's names its API stack after the module
+    name); a policy whose meta names none of the trainers was made by ``training.ppo``."""
+    name = str(meta.get("trainer") or "").split(" ", 1)[0]
+    return name if name in TRAINERS else "training.ppo"
+
+
 def evaluate_folder(folder: pathlib.Path | str, args: Any) -> dict[str, Any]:
     """``python -m training.ppo --evaluate``: the policy of a run folder (its ``policy/``), a policy
     folder or a checkpoint id against ``args.eval_opponents``, with ``args.eval_games`` games from
@@ -157,7 +164,7 @@ def evaluate_folder(folder: pathlib.Path | str, args: Any) -> dict[str, Any]:
     report = evaluate_and_write(
         out,
         module,
-        trainer=meta.get("trainer") if meta.get("trainer") in TRAINERS else "training.ppo",
+        trainer=trainer_of(meta),
         args=dataclasses.asdict(args),
         game=spec["game"],
         config=config,
