@@ -33,7 +33,7 @@ from __future__ import annotations
 import random
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,7 @@ from agents.records import HUMAN, Move, Record, Recorder, RecordError, env_resul
 from agents.runner import TRUNCATED, Runner, RunnerHooks, decide
 from agents.policy_io import CheckpointError
 from envs.core import ConfigError, Game, IllegalActionError, StateError
+from play.story import ending, label, tell
 
 SESSION_FORMAT = "tabletop-rl/session"
 #: Deals sampled when deciding whether undo would reveal hidden information.
@@ -132,6 +133,11 @@ class Event:
     name: str
     visible_to: dict[int, bool]
     phase: str
+    #: The move's name for a person (``play.story.label``), as its mover saw it.
+    label: str = ""
+    #: What the move caused, told to each human seat from its own views (``play.story``); with no
+    #: human seat, told to the mover (key: the seat the story is told to).
+    story: dict[int, list[str]] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -140,21 +146,14 @@ class _MoveNotes(RunnerHooks):
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.phase = ""
         self.before = None
 
     def before_step(self, runner: Runner, seat: int, action: int) -> None:
-        s = self.session
-        self.phase = runner.state.phase
-        # The position before the move, kept only where another human's view of it must be judged.
-        self.before = runner.state.clone() if s.hidden and any(h != seat for h in s.humans) else None
+        self.before = runner.state.clone()
 
     def on_step(self, runner: Runner, seat: int, action: int) -> None:
-        s = self.session
         before, self.before = self.before, None
-        visible = {h: before is None or s._visible(before, seat, action, h) for h in s.humans if h != seat}
-        s.events.append(Event(len(s.record.moves), seat, action, s.game.action_to_string(action), visible,
-                              self.phase))
+        self.session._note(len(self.session.record.moves), before, runner.state, seat, action)
 
 
 class Session:
@@ -250,8 +249,13 @@ class Session:
         return self.runner.inputs(seat)[1]
 
     def legal_moves(self) -> list[tuple[int, str]]:
-        """The legal actions of the seat to act, with their names."""
-        return [(a, self.game.action_to_string(a)) for a in self.runner.legal_actions()]
+        """The legal actions of the seat to act, with their names for a person (``play.story.label``:
+        players by name, squares and cards by what they are)."""
+        seat = self.to_act()
+        if seat is None:
+            return []
+        view = self.runner.state.player_view(seat)
+        return [(a, label(self.game, view, a)) for a in self.runner.legal_actions()]
 
     def result(self) -> dict[str, Any]:
         return env_result(self.runner.env)
@@ -273,7 +277,7 @@ class Session:
                 head = " and ".join(f"player_{i}" for i in winners) + (" win" if len(winners) > 1 else " wins")
             if reason in END_TEXT:
                 head += f", {END_TEXT[reason]}"
-        scores = ", ".join(f"player_{i} {r:+g}" for i, r in enumerate(returns))
+        scores = ", ".join(f"player_{i} {score_text(r)}" for i, r in enumerate(returns))
         return f"{head} ({scores})"
 
     def end_text(self) -> str:
@@ -285,7 +289,9 @@ class Session:
         if reason == TRUNCATED:
             return "the move limit was reached before the rules ended the game, so nobody wins"
         text = self.game.end_texts.get(reason)
-        return text.format(**self.game.config) if text else f"{reason}"
+        text = text.format(**self.game.config) if text else f"{reason}"
+        who = ending(self.game, self.runner.state.player_view(self.humans[0] if self.humans else 0))
+        return f"{text}: {who}" if who else text
 
     def seat_label(self, seat: int) -> str:
         who = self.seats[seat]
@@ -301,10 +307,25 @@ class Session:
                 "index": ev.index, "seat": ev.seat, "phase": ev.phase,
                 "action": ev.action if visible else None,
                 "name": ev.name if visible else None,
-                "text": f"{self.seat_label(ev.seat)}: {ev.name}" if visible
+                "text": f"{self.seat_label(ev.seat)}: {ev.label or ev.name}" if visible
                 else f"{self.seat_label(ev.seat)} made a hidden choice ({ev.phase})",
+                "story": list(ev.story.get(seat, ())),
             })
         return out
+
+    def _note(self, index: int, before: Any, after: Any, seat: int, action: int) -> Event:
+        """Note move ``index`` (``action`` of ``seat``, from state ``before`` to ``after``) as an
+        :class:`Event`: who among the humans may tell the move apart, and what it caused for each."""
+        visible = {h: not self.hidden or self._visible(before, seat, action, h) for h in self.humans if h != seat}
+        viewers = self.humans or [seat]
+        story = {}
+        for v in viewers:
+            known = v == seat or visible.get(v, True)
+            story[v] = tell(self.game, before, after, seat, action if known else None, v)
+        event = Event(index, seat, action, self.game.action_to_string(action), visible, before.phase,
+                      label(self.game, before.player_view(seat), action), story)
+        self.events.append(event)
+        return event
 
     # ------------------------------------------------------------------------------------------
     # Moves
@@ -459,13 +480,17 @@ class Session:
         record.result = None  # recomputed below
         befores: list[dict[str, Any]] = []
         previous: list[dict[str, Any]] = []
+        states: list[Any] = []
 
         def remember(i: int, move: Move, env) -> None:
             befores.append(previous[0])
             previous[0] = env.save_state()
+            states.append(env.unwrapped.engine_state.clone())
 
         try:
-            previous.append(make_env(record).save_state())
+            first = make_env(record)
+            previous.append(first.save_state())
+            states.append(first.unwrapped.engine_state.clone())
             env = replay(record, on_move=remember)
         except RecordError as exc:
             raise SessionError(f"saved session's record does not replay: {exc}") from None
@@ -483,8 +508,8 @@ class Session:
         session.record.meta = dict(record.meta, resumed=True)
         session.undos = undos
         for i, move in enumerate(record.moves):
-            session.events.append(Event(i + 1, move.seat, move.action, move.name,
-                                        {h: False for h in session.humans}, "earlier"))
+            # Each earlier move as it was told then: named to whoever could tell it apart, its story too.
+            session._note(i + 1, states[i], states[i + 1], move.seat, move.action)
             if session.seats[move.seat] == HUMAN:
                 session._undo.append((befores[i], i))
         return session
@@ -493,6 +518,11 @@ class Session:
     def _check_seat(self, seat: Any) -> None:
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < len(self.seats):
             raise SessionError(f"seat must be an integer in [0, {len(self.seats)}), got {seat!r}")
+
+
+def score_text(value: float) -> str:
+    """A return for people: signed, at most two decimals (``-0.33``, ``+1``)."""
+    return f"{round(value, 2) + 0.0:+g}"
 
 
 def default_hint_agent(game_name: str) -> str:

@@ -349,7 +349,7 @@ class TerminalGame:
             self.say(textwrap.fill(line, self.width, subsequent_indent="    "))
         for line in pic.private:
             self.say(textwrap.fill(f"* {line}", self.width, subsequent_indent="    "))
-        self.say(f"Your moves, player_{seat} ({s.phase}):")
+        self.say(f"Your moves, player_{seat}:")
         self.say(format_moves(s.legal_moves(), self.width, squares))
 
     def _squares(self, seat: int) -> dict[int, tuple[int, int] | None]:
