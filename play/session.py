@@ -44,11 +44,13 @@ from agents.records import HUMAN, Move, Record, Recorder, RecordError, env_resul
 from agents.runner import TRUNCATED, Runner, RunnerHooks, decide
 from agents.policy_io import CheckpointError
 from envs.core import ConfigError, Game, IllegalActionError, StateError
-from play.story import ending, label, tell
+from play.story import ending, label, tell, waiting_reason
 
 SESSION_FORMAT = "tabletop-rl/session"
 #: Deals sampled when deciding whether undo would reveal hidden information.
 UNDO_SAMPLES = 6
+#: The most agent moves one "skip" plays before it answers (a page asks again if the game goes on).
+SKIP_LIMIT = 20_000
 #: How the result line names the ways a game can end (``Runner.end_reason``).
 END_TEXT = {"no-progress": "ended by the no-progress rule", TRUNCATED: "cut off at the move limit"}
 
@@ -281,17 +283,40 @@ class Session:
         return f"{head} ({scores})"
 
     def end_text(self) -> str:
-        """Why the game ended, in words: the game's ``end_texts`` for the engine's reason, or the move limit
-        ("" while the game goes on). The terminal, the browser and replays all say it this way."""
+        """Why the game ended and who won, in words: the game's story (``play.story.ending``), else its
+        ``end_texts`` for the engine's reason, or the move limit ("" while the game goes on). The
+        terminal and the browser say it this way."""
         reason = self.runner.end_reason
         if reason is None:
             return ""
         if reason == TRUNCATED:
             return "the move limit was reached before the rules ended the game, so nobody wins"
+        # The game's story names the winner and the reason; else the game's words for the reason.
+        told = ending(self.game, self.runner.state.player_view(self.humans[0] if self.humans else 0))
+        if told:
+            return told
         text = self.game.end_texts.get(reason)
-        text = text.format(**self.game.config) if text else f"{reason}"
-        who = ending(self.game, self.runner.state.player_view(self.humans[0] if self.humans else 0))
-        return f"{text}: {who}" if who else text
+        return text.format(**self.game.config) if text else f"{reason}"
+
+    def waiting(self, seat: int) -> str:
+        """Why ``seat`` (a human seat) cannot act now, in words ("" when it is its move or the game is over)."""
+        self._check_seat(seat)
+        to_act = self.to_act()
+        if to_act is None or to_act == seat:
+            return ""
+        why = waiting_reason(self.game, self.view(seat))
+        if why:
+            return why
+        who = self.seats[to_act]
+        if who == HUMAN:
+            return f"waiting for player_{to_act} (another person at this table)"
+        return f"player_{to_act} ({who}) is to move"
+
+    def skip(self, seat: int, limit: int = SKIP_LIMIT) -> list[Event]:
+        """Agents move until ``seat`` (or another human) is to act or the game ends (at most ``limit``
+        moves: a game cut off at its move limit ends well before)."""
+        self._check_seat(seat)
+        return self.run_agents(limit)
 
     def seat_label(self, seat: int) -> str:
         who = self.seats[seat]

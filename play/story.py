@@ -12,6 +12,9 @@ A game tells its story in a module beside its picture, ``envs/<game>/story.py``,
 * optionally ``label(game, view, action) -> str``: the move's name for a person (players by name,
   squares and cards by what they are); default: ``Game.action_to_string``.
 * optionally ``ending(game, view) -> str``: who won and why, in words ("" if nothing to add).
+* optionally ``turn(game, view) -> str``: the picture's turn line, in words (whose move, what is asked).
+* optionally ``waiting(game, view) -> str``: why the viewer cannot act for a while (its bot follows a
+  party, it is out of the game), "" when it simply waits for its turn.
 
 A game without such a module has no story beyond the move list.
 """
@@ -65,5 +68,10 @@ def ending(game, view: dict[str, Any]) -> str:
     return ""
 
 
-def seat_name(seat: int) -> str:
-    return f"player_{seat}"
+def waiting_reason(game, view: dict[str, Any]) -> str:
+    """Why the seat of ``view`` cannot act for a while, when the game says so (following a party,
+    eliminated, ...); "" otherwise (then it is simply another seat's move)."""
+    module = story_module(game)
+    if module is not None and hasattr(module, "waiting"):
+        return module.waiting(game, view)
+    return ""

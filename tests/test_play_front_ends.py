@@ -205,9 +205,10 @@ def test_plain_text_marks_every_target_square_and_the_legend_matches_the_board()
 # ----------------------------------------------------------------------------------------------
 # Saying how a game ended
 @pytest.mark.parametrize("game, config, expected", [
-    ("pans_trial_v0", "default", r"How it ended: (a player's damage reached 25; the other player wins|"
-                                 r"a whole phase of nothing but passes)"),
-    ("wizard_arena_v0", "2bots", r"How it ended: (all living bots stand in one party|the no-progress rule: 8 x 8)"),
+    ("pans_trial_v0", "default", r"How it ended: (player_[01] wins: player_[01]'s damage reached \d+, at least "
+                                 r"the 25 that ends the trial|a draw: a whole phase of nothing but passes)"),
+    ("wizard_arena_v0", "2bots", r"How it ended: (the last living bot is player_\d|every living bot stands in the "
+                                 r"party of player_\d|the no-progress rule ended the game).*player_\d \(\w\) ranks? first"),
 ])
 def test_the_terminal_says_how_an_agents_game_ended(game, config, expected):
     session = Session(game, ["human", f"{game}/heuristic-v1"], config=config, seed=1)

@@ -145,7 +145,8 @@ def turn(game, view: dict[str, Any]) -> str:
         "settle": "take an extra step",
     }
     phase = "place" if view["pending"] else view["main_phase"]
-    return f"turn of player_{view['turn_player']}; player_{actor} to act: {asked.get(phase, phase)}"
+    whose = "" if actor == view["turn_player"] else f" (in the turn of player_{view['turn_player']})"
+    return f"player_{actor} to act: {asked.get(phase, phase)}{whose}"
 
 
 def ending(game, view: dict[str, Any]) -> str:

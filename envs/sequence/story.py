@@ -12,6 +12,7 @@ from typing import Any
 
 from envs.sequence.board import SIZE
 from envs.sequence.board import label as card_label
+from envs.sequence.rules import REMOVE
 
 TEAMS = "ABC"
 
@@ -22,7 +23,7 @@ def _team(view: dict[str, Any], seat: int) -> str:
 
 def _square(game, sq: int) -> str:
     k = game.layout[sq]
-    return f"{card_label(k) if k >= 0 else 'free corner'} at row {sq // SIZE}, column {sq % SIZE}"
+    return f"{card_label(k) if k >= 0 else 'free corner'} square (row {sq // SIZE}, column {sq % SIZE})"
 
 
 def tell(game, before: dict[str, Any], after: dict[str, Any], seat: int, action: int | None,
@@ -67,6 +68,26 @@ def tell(game, before: dict[str, Any], after: dict[str, Any], seat: int, action:
     if end and not ending(game, before):
         out.append(end)
     return out
+
+
+def label(game, view: dict[str, Any], action: int) -> str:
+    """Move names that name the square's card, and whose chip a one-eyed Jack takes."""
+    name = game.action_to_string(action)
+    word, _, square = name.partition(" ")
+    if word == "remove":
+        sq = action - REMOVE
+        return f"remove team {TEAMS[view['board'][sq]]}'s chip on {card_label(game.layout[sq])} {square}"
+    if word == "dead":
+        return f"dead card {square}: exchange it (no free square shows it)"
+    return name
+
+
+def turn(game, view: dict[str, Any]) -> str:
+    if view["winner"] is not None or view["drawn_game"]:
+        return "the game is over"
+    p = view["current_player"]
+    extra = " (a dead card was exchanged: now play a card)" if view["dead_used"] else ""
+    return f"player_{p} ({_team(view, p)}) to play a card{extra}"
 
 
 def ending(game, view: dict[str, Any]) -> str:

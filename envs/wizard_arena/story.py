@@ -19,6 +19,7 @@ from envs.wizard_arena.rules import (
     REWARD_SCORE,
     REWARD_STRENGTH,
     STAY,
+    NO_PROGRESS_ROUNDS_PER_SIDE,
     ArenaState,
 )
 
@@ -171,6 +172,20 @@ def label(game, view: dict[str, Any], action: int) -> str:
     return name
 
 
+def waiting(game, view: dict[str, Any]) -> str:
+    me = view["seat"]
+    if view["phase"] == "over":
+        return ""
+    if not view["alive"][me]:
+        return (f"your bot {bot(me)} is dead: it takes no more turns, and the others play on to the end "
+                "(your rank still counts)")
+    for line in view["parties"]:
+        if me in line and line[0] != me:
+            return (f"your bot follows the party of {bot(line[0])}: its leader moves for the whole party, "
+                    "and you act again when the party breaks up (a lost battle, a death) or the game ends")
+    return ""
+
+
 def ending(game, view: dict[str, Any]) -> str:
     if view["phase"] != "over":
         return ""
@@ -194,4 +209,5 @@ def ending(game, view: dict[str, Any]) -> str:
         who = "the last living bot is " + bot(line[0]) if len(line) == 1 else \
             "every living bot stands in the party of " + bot(line[0])
         return f"{who}; {head}"
-    return head
+    return (f"the no-progress rule ended the game ({NO_PROGRESS_ROUNDS_PER_SIDE} x {game.config['map_size']} "
+            f"rounds without an alliance, a join, a battle or a death); {head}")
