@@ -182,7 +182,7 @@ class Session:
         for i, who in enumerate(seats):
             if who != HUMAN and who not in known:
                 raise SessionError(f"seat {i}: {who!r} is neither 'human' nor an agent of {game_name}; "
-                                   f"agents: {known}")
+                                   f"agents for this table: {agents_for(game_name, config)}")
         table = make_game(game_name, config)
         for i, who in enumerate(seats):
             misfit = agent_misfit(who, table) if who != HUMAN else None
@@ -404,7 +404,8 @@ class Session:
             raise SessionError("the game is over; nothing to hint")
         agent_id = agent_id or default_hint_agent(self.game_name)
         if agent_id not in agents.available(self.game_name):
-            raise SessionError(f"no agent {agent_id!r} for {self.game_name}; agents: {agents.available(self.game_name)}")
+            raise SessionError(f"no agent {agent_id!r} for {self.game_name}; agents for this table: "
+                               f"{agents_for(self.game_name, self.game.config)}")
         try:
             action = decide(agent_id, self.runner.state, seed=self.agent_seed + 1000 + len(self.record.moves))
         except IllegalActionError as exc:

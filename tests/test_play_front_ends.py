@@ -191,10 +191,11 @@ def _pic(strong: bool) -> Picture:
 
 def test_plain_text_marks_every_target_square_and_the_legend_matches_the_board():
     text = draw_picture(_pic(strong=False), color=False, targets={(0, 0), (0, 1)})
-    assert " 0 5H+ (A)+" in text  # a card square and a chip square, both with the target "+"
+    # a card square and a chip square, both with the target "+"; the chip never hides the card under it
+    assert " 0  5H+  9C(A)+" in text
     assert "+: squares of your moves" in text and "locked" not in text
     text = draw_picture(_pic(strong=True), color=False)
-    assert "[A]" in text and "[X]: locked in a sequence" in text and "+:" not in text
+    assert "9C[A]" in text and "[X]: locked in a sequence" in text and "+:" not in text
     coloured = draw_picture(_pic(strong=False), color=True, targets={(0, 0)})
     assert "\x1b[1m" not in coloured and "magenta: squares of your moves" in coloured
     coloured = draw_picture(_pic(strong=True), color=True)
