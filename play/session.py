@@ -299,18 +299,12 @@ class Session:
         return text.format(**self.game.config) if text else f"{reason}"
 
     def waiting(self, seat: int) -> str:
-        """Why ``seat`` (a human seat) cannot act now, in words ("" when it is its move or the game is over)."""
+        """Why ``seat`` (a human seat) cannot act for a while, in words: its bot follows a party, it is out
+        of the game, ... ("" when it simply waits for its turn, or the game is over)."""
         self._check_seat(seat)
-        to_act = self.to_act()
-        if to_act is None or to_act == seat:
+        if self.to_act() is None or self.to_act() == seat:
             return ""
-        why = waiting_reason(self.game, self.view(seat))
-        if why:
-            return why
-        who = self.seats[to_act]
-        if who == HUMAN:
-            return f"waiting for player_{to_act} (another person at this table)"
-        return f"player_{to_act} ({who}) is to move"
+        return waiting_reason(self.game, self.view(seat))
 
     def skip(self, seat: int, limit: int = SKIP_LIMIT) -> list[Event]:
         """Agents move until ``seat`` (or another human) is to act or the game ends (at most ``limit``
