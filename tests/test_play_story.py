@@ -68,7 +68,7 @@ def test_sequence_log_names_cards_chips_draws_and_sequences():
 def test_pans_trial_log_names_draft_traps_weapons_ballista_combat_and_the_appeasing():
     s = _play("pans_trial_v0", "pans_trial_v0/heuristic-v1", seed=2)
     log = _log(s)
-    assert _missing(log, ["drafts", "the Omens are revealed", "springs the trap", "picks up the weapon",
+    assert _missing(log, ["draft ", "the Omens are revealed", "springs the trap", "picks up the weapon",
                           "the ballista flings", "combat: ", "strikes", "the Appeasing: ", "asks Pan for",
                           "places", " wins: "]) == []
     # the opponent's face-down Appeasing card stays unnamed until both are shown

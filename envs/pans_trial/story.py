@@ -1,7 +1,7 @@
 """Pan's Trial: what a move caused, in the game's words, for the front ends' log.
 
-Told from one seat's views before and after the move only (see ``play/story.py``): cards drafted,
-the Omens revealed, traps sprung, weapons picked up, ballista flights, combats and their strikes,
+Told from one seat's views before and after the move only (see ``play/story.py``): the Omens
+revealed after the draft, traps sprung, weapons picked up, ballista flights, combats and their strikes,
 the Appeasing (each card once both are shown) and each request, cards placed back, the end. A
 face-down Appeasing card is told as "chooses an Appeasing card" until both are shown.
 """
@@ -38,8 +38,6 @@ def tell(game, before: dict[str, Any], after: dict[str, Any], seat: int, action:
     threshold = game.config["damage_threshold"]
     if action is None:
         return [f"{_p(me)} chooses an Appeasing card, face down"]
-    if R.A_DRAFT <= action < R.A_STRIKE:
-        out.append(f"{_p(me)} drafts {R.card_name(action - R.A_DRAFT)}")
     if after["revealed"] and not before["revealed"]:
         kings = " and ".join(R.card_name(c) for c in after["identity"])
         roles = ", ".join(f"{R.SUITS[s]} are {R.ROLE_NAMES[x]}" for s, x in enumerate(after["suit_role"]))
