@@ -39,9 +39,7 @@ def result_text(record: Record, env) -> str:
     if result is None or not result["over"]:
         return f"not finished after {len(record.moves)} moves"
     returns = result["returns"]
-    from play.session import score_text
-
-    scores = ", ".join(f"player_{i} {score_text(r)}" for i, r in enumerate(returns))
+    scores = ", ".join(f"player_{i} {r:+g}" for i, r in enumerate(returns))
     if result["truncated"]:
         return f"cut off at the move limit after {len(record.moves)} moves, nobody wins ({scores})"
     best = max(returns)
