@@ -99,3 +99,28 @@ def test_a_resumed_session_tells_the_past_as_it_was_told(game, opponent, seed, h
         assert hidden, "the game should hold a face-down choice of the opponent"
     else:
         assert hidden == [] and not any("hidden choice" in e["text"] for e in told)
+
+
+def test_a_game_that_hides_something_is_told_from_the_viewers_views_alone(monkeypatch):
+    """Only a game that hides nothing is handed the full positions; the others get the seat's views."""
+    from play.story import story_module
+
+    handed = []
+    for game in ("sequence_v0", "wizard_arena_v0"):
+        module = story_module(envs.make_game(game))
+        real = module.tell
+
+        def spy(*args, real=real, game=game, **kwargs):
+            handed.append((game, kwargs.get("states") is not None, args[1]["seat"]))
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, "tell", spy)
+        s = Session(game, ["human", f"{game}/random-v0"], config="2bots" if game == "wizard_arena_v0" else None,
+                    seed=1)
+        for _ in range(3):
+            s.run_agents(limit=2)
+            if s.human_to_act() is not None:
+                s.play(0, s.legal_moves()[0][0])
+    assert {g for g, _, _ in handed} == {"sequence_v0", "wizard_arena_v0"}
+    assert all(full == (g == "wizard_arena_v0") for g, full, _ in handed)
+    assert all(viewer == 0 for _, _, viewer in handed)  # told to the human seat, from its own view
