@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from envs.dojo.board import KINDS, SIZE
+from envs.dojo.board import DIRS, KINDS, SIZE
 from envs.dojo.cards import CARD_NAMES, TECNICA
 from envs.dojo.rules import A_KEEP, A_PLAY, A_ROOM, A_SEGRETO, A_STEP, A_TARGET, A_TUNNEL, SEAT_CORNERS, belt_of
 
@@ -47,20 +47,27 @@ def tell(game, before: dict[str, Any], after: dict[str, Any], seat: int, action:
     me = seat
     if action is None:
         return [f"{_p(me)} keeps one Tecnica and discards the other face down"]
-    if A_STEP <= action < A_ROOM and after["pos"][me] >= 0 and after["pos"][me] != before["pos"][me]:
+    moved = set()  # pawns whose new square is told already
+    if A_STEP <= action < A_ROOM and before["pos"][me] >= 0:
+        r, c = divmod(before["pos"][me], SIZE)
+        dr, dc = DIRS[action - A_STEP]
+        target = (r + dr) * SIZE + c + dc
         left = after["mv_steps"]
-        out.append(f"{_p(me)} steps onto the {_sq(game, after['pos'][me])}"
+        out.append(f"{_p(me)} steps onto the {_sq(game, target)}"
                    + (f" ({left} step{'s' if left != 1 else ''} left)" if left and after["actor"] == me
                       and after["main_phase"] == "move" and after["turn_index"] == before["turn_index"]
                       and after["stats"]["cards"] == before["stats"]["cards"] else ""))
+        if after["pos"][me] in (target, -1):
+            moved.add(me)
     if A_ROOM <= action < A_STEP + 13 and before["pos"][me] < 0 <= after["pos"][me]:
         out.append(f"{_p(me)} puts their pawn on the {_sq(game, after['pos'][me])}")
-    if A_TARGET <= action < A_SEGRETO:
-        out.append(f"{_p(me)} chooses {_p((me + action - A_TARGET + 1) % n)}")
+        moved.add(me)
     if action == A_TUNNEL:
         out.append(f"{_p(me)} takes the Tunnel to the {_sq(game, after['pos'][me])}")
+        moved.add(me)
     if action >= A_SEGRETO:
         out.append(f"{_p(me)} plays Tunnel Segreto to the {_sq(game, after['pos'][me])}")
+        moved.add(me)
     if action == A_PLAY:
         out.append(f"{_p(me)} plays a Tecnica")
     if A_KEEP <= action < A_TARGET and after["seat"] == me:
@@ -103,6 +110,8 @@ def tell(game, before: dict[str, Any], after: dict[str, Any], seat: int, action:
                        f"track {after['track'][q]} ({belt} belt)")
         if before["pos"][q] >= 0 and after["pos"][q] < 0:
             out.append(f"{_p(q)} is sent to Start (back to their Safe Room)")
+        elif before["pos"][q] >= 0 and after["pos"][q] != before["pos"][q] and q not in moved:
+            out.append(f"{_p(q)} is moved to the {_sq(game, after['pos'][q])}")
         if after["med_skip"][q] and not before["med_skip"][q]:
             out.append(f"{_p(q)} meditates: skips their next turn, and cannot be fought until then")
     # A new turn: its dice.
@@ -122,7 +131,7 @@ def label(game, view: dict[str, Any], action: int) -> str:
     actor = view["pending"][0][1] if view["pending"] else view["actor"]
     if A_TARGET <= action < A_SEGRETO:
         q = (actor + action - A_TARGET + 1) % n
-        why = {"sfida": "fight", "irimi": "move next to", "exam": "take the Exam against"}.get(view.get("purpose"),
+        why = {"sfida": "fight", "irimi": "swap places with", "exam": "take the Exam against"}.get(view.get("purpose"),
                                                                                               "choose")
         return f"{why} player_{q}"
     if A_ROOM <= action < A_ROOM + 9:
