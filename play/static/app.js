@@ -49,8 +49,9 @@ function fillSeats() {
   const game = catalogue.find((g) => g.name === $("game").value);
   const config = $("config").value;
   const n = game.seats[config];
+  const seat = Number($("seat").value || 0);
   $("seat").innerHTML = "";
-  for (let i = 0; i < n; i++) $("seat").add(new Option("player_" + i, i));
+  for (let i = 0; i < n; i++) $("seat").add(new Option("player_" + i, i, false, i === (seat < n ? seat : 0)));
   const chosen = $("opponent").value;
   const fit = game.agents_by_config[config];
   $("opponent").innerHTML = "";
