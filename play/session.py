@@ -8,8 +8,12 @@ Both front ends (``play.terminal`` and ``play.web``) sit on :class:`Session`. A 
   only when that seat could tell the move from the alternatives (:meth:`Session.events_for`): a
   face-down choice (Pan's Trial's first Appeasing card, Dojo's kept Tecnica) reads "made a hidden
   choice";
+* tells each human seat what every move caused, in the game's words (:mod:`play.story`, from that
+  seat's own views), names moves for people (``legal_moves``), says why a seat cannot act for a
+  while (:meth:`Session.waiting`) and lets the agents play on to the next decision (:meth:`Session.skip`);
 * saves to a JSON dict (the environment's ``save_state`` plus the record) and resumes from it,
-  checking that the record replays to exactly the saved state. A save holds the whole position,
+  checking that the record replays to exactly the saved state (the earlier moves are told again as
+  they were told the first time, hidden choices hidden and nothing else). A save holds the whole position,
   deck and seed included: it is for resuming on your own machine, not for hiding anything;
 * undoes the last human move by restoring the state before it — refused once that seat (or any
   human seat) has learnt something since that it could not have known before: a card drawn, a die

@@ -4,7 +4,9 @@ The board is drawn from the acting human seat's ``player_view`` only (:mod:`play
 with 24-bit ANSI colours unless ``color=False`` (or ``NO_COLOR`` is set), and fits 80 columns for
 the shipped configs. The legal moves are listed by name and numbered; a move is chosen by its
 number or by a unique prefix of its name. Commands: ``help``, ``hint [AGENT]``, ``undo``,
-``save [PATH]``, ``quit``.
+``save [PATH]``, ``quit``. Under each move, what it caused (the game's story); when the player cannot
+act for a while the terminal says why and offers to skip to the next decision; Ctrl-C leaves the game
+cleanly, writing the record first.
 """
 
 from __future__ import annotations
