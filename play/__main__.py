@@ -43,7 +43,8 @@ def _add_game_options(p: argparse.ArgumentParser, game_required: bool = True) ->
     p.add_argument("--no-color", action="store_true",
                    help="plain text, no ANSI colours (default: colours unless NO_COLOR is set)")
     p.add_argument("--pace", type=float, default=0.5,
-                   help="seconds to pause after each agent move, so it can be followed (default 0.5)")
+                   help="seconds to pause after each agent's turn, so it can be followed; a fifth of it between "
+                        "the moves of one turn (default 0.5)")
 
 
 def _seats(num: int, humans: list[int], opponents: list[str]) -> list[str]:

@@ -36,6 +36,8 @@ Commands:
   save [PATH]     save the game to PATH (default: {save}); resume with --resume PATH
   quit            stop (the game is not saved unless you saved it; Ctrl-C too)"""
 COMMANDS = ("help", "moves", "hint", "undo", "save", "quit")
+#: The pause between two moves of the same agent, as a share of the pause after its turn.
+SAME_TURN_PACE = 0.2
 
 
 # ----------------------------------------------------------------------------------------------
@@ -308,7 +310,9 @@ class TerminalGame:
             viewer = s.human_to_act() if s.human_to_act() is not None else (viewers[0] if viewers else event.seat)
             self._tell(s.events_for(viewer, event.index - 1)[0] if viewers else None, event)
             if self.pace and not skipping:
-                time.sleep(self.pace)
+                # a whole pause after an agent's turn; a short one between the moves of one turn (the
+                # steps of one walk), so that a long turn does not keep the player waiting
+                time.sleep(self.pace if s.to_act() != event.seat else self.pace * SAME_TURN_PACE)
 
     def _tell(self, told: dict | None, event) -> None:
         """A move as the log line and what it caused (the game's story), indented below it."""
@@ -448,6 +452,6 @@ def watch(session: Session, pace: float = 0.5, out: TextIO | None = None, color:
         print(f"{clear}move {event.index}: player_{event.seat} ({session.seats[event.seat]}): {event.name}\n{text}",
               file=out, flush=True)
         if pace:
-            time.sleep(pace)
+            time.sleep(pace if session.to_act() != event.seat else pace * SAME_TURN_PACE)
     print(f"Game over: {session.describe_result()}; {session.end_text()}" if session.over
           else f"Stopped after {moves} moves.", file=out, flush=True)

@@ -4,6 +4,12 @@
 HTML, JavaScript and SVG, no build step) lets you pick a game, a config, your seat and the
 opponents, then play by clicking squares or move buttons.
 
+The page keeps its game in the address (``#game=ID``) and in the browser's storage: a reload or a
+tab opened again asks ``GET /api/sessions/{id}`` and shows the game as it stands (board, the whole
+log, whose turn), for as long as the server keeps it. Under each move the log tells what it caused
+(:mod:`play.story`); when the player cannot act for a while the page says why, and "Skip to my next
+move" plays the agents on to the player's next decision (``/skip``).
+
 What the browser is told is built from the human seat's ``player_view`` alone (the board picture
 of :mod:`play.views`), the legal moves when that seat is to act, and the other seats' moves as
 that seat may see them (hidden choices unnamed). The seed — from which the deck order follows —

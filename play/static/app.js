@@ -345,7 +345,10 @@ async function skip() {
 async function loop() {
   const token = current;
   while (token === current && state && !state.over && !state.your_turn) {
-    if (!skipping) await new Promise((resolve) => { wake = resolve; setTimeout(resolve, PACE_MS); });
+    // a whole pause after an agent's turn, a fifth of it between the moves of one turn (a walk's steps)
+    const last = state.events.length ? state.events[state.events.length - 1].seat : null;
+    const pause = last === state.to_act ? PACE_MS / 5 : PACE_MS;
+    if (!skipping) await new Promise((resolve) => { wake = resolve; setTimeout(resolve, pause); });
     wake = null;
     if (token !== current) return;
     const { ok, data } = await api("POST", "/api/sessions/" + state.id + (skipping ? "/skip" : "/advance"));
