@@ -259,6 +259,8 @@ def test_a_wait_is_explained_and_can_be_skipped():
         text = out.getvalue()
         if "You cannot act now: your bot follows the party of player_" in text:
             assert asked and asked[0].startswith("Press Enter to watch, or type 'skip' to go to your next move")
+            # under the moves, what they caused: the join that made the wait, in the game's words
+            assert re.search(r"\n      [^\n]*player_0 \(A\)[^\n]*(joins the party of|ally: )", text), text[:2000]
             assert "Game over:" in text
             return
     pytest.fail("in 40 games the player's bot never followed a party")
