@@ -141,6 +141,9 @@ class Event:
     phase: str
     #: The move's name for a person (``play.story.label``), as its mover saw it.
     label: str = ""
+    #: The move's name for each human seat that could tell it apart, from that seat's own view (a
+    #: name built from the mover's view could hold what only the mover knows).
+    labels: dict[int, str] = field(default_factory=dict)
     #: What the move caused, told to each human seat from its own views (``play.story``); with no
     #: human seat, told to the mover (key: the seat the story is told to).
     story: dict[int, list[str]] = field(default_factory=dict)
@@ -330,7 +333,7 @@ class Session:
                 "index": ev.index, "seat": ev.seat, "phase": ev.phase,
                 "action": ev.action if visible else None,
                 "name": ev.name if visible else None,
-                "text": f"{self.seat_label(ev.seat)}: {ev.label or ev.name}" if visible
+                "text": f"{self.seat_label(ev.seat)}: {ev.labels.get(seat) or ev.label or ev.name}" if visible
                 else f"{self.seat_label(ev.seat)} made a hidden choice ({ev.phase})",
                 "story": list(ev.story.get(seat, ())),
             })
@@ -341,12 +344,14 @@ class Session:
         :class:`Event`: who among the humans may tell the move apart, and what it caused for each."""
         visible = {h: not self.hidden or self._visible(before, seat, action, h) for h in self.humans if h != seat}
         viewers = self.humans or [seat]
-        story = {}
+        story, labels = {}, {}
         for v in viewers:
             known = v == seat or visible.get(v, True)
             story[v] = tell(self.game, before, after, seat, action if known else None, v)
+            if known:
+                labels[v] = label(self.game, before.player_view(v), action)
         event = Event(index, seat, action, self.game.action_to_string(action), visible, before.phase,
-                      label(self.game, before.player_view(seat), action), story)
+                      label=label(self.game, before.player_view(seat), action), labels=labels, story=story)
         self.events.append(event)
         return event
 
