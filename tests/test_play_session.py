@@ -67,8 +67,10 @@ def test_out_of_turn_illegal_and_agent_seat_moves_are_refused():
         s.play(0, illegal)
     with pytest.raises(SessionError, match="integer"):
         s.play(0, "place")
-    with pytest.raises(SessionError, match="neither 'human' nor an agent"):
+    with pytest.raises(SessionError, match="neither 'human' nor an agent") as refused:
         Session("sequence_v0", ["human", "sequence_v0/nobody-v9"])
+    # the agents offered instead are those that can sit at this table (two players, not teams)
+    assert "sequence_v0/ppo-v1" in str(refused.value) and "ppo-teams" not in str(refused.value)
     with pytest.raises(SessionError, match="has 2 seats"):
         Session("sequence_v0", ["human"])
 
