@@ -7,6 +7,7 @@ as the human seat is told it, must name every kind of consequence that happened 
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -124,3 +125,21 @@ def test_a_game_that_hides_something_is_told_from_the_viewers_views_alone(monkey
     assert {g for g, _, _ in handed} == {"sequence_v0", "wizard_arena_v0"}
     assert all(full == (g == "wizard_arena_v0") for g, full, _ in handed)
     assert all(viewer == 0 for _, _, viewer in handed)  # told to the human seat, from its own view
+
+
+def test_wizard_arena_story_replays_each_move_to_the_very_same_position():
+    """The story plays each move again on a noting copy: it must land exactly where the game did."""
+    from envs.wizard_arena.story import _Noted
+
+    game = envs.make_game("wizard_arena_v0", num_bots=6)
+    state = game.new_initial_state(4)
+    rng = random.Random(4)
+    moves = 0
+    while not state.is_terminal() and moves < 1500:
+        action = rng.choice(state.legal_actions())
+        noted = _Noted.copy_of(state)
+        noted.apply_action(action)
+        state.apply_action(action)
+        assert noted.to_dict() == state.to_dict()
+        moves += 1
+    assert moves > 100
