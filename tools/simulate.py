@@ -30,6 +30,7 @@ rate by turn-order position, with intervals) to ``--out``.
 from __future__ import annotations
 
 import argparse
+import textwrap
 import json
 import statistics
 import sys
@@ -68,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = Args()
     p = argparse.ArgumentParser(prog="python -m tools.simulate", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="\n\n".join(__doc__.split("\n\n")[2:]))
+                                epilog="\n\n".join([*__doc__.split("\n\n")[2:], variants_help()]))
     p.add_argument("game", help=f"the game: one of {list(envs.NAMES)}, or its short name (dojo, sequence, ...)")
     p.add_argument("--games", type=int, default=d.games, help="games per configuration (default: %(default)s)")
     p.add_argument("--agents", default=d.agents,
@@ -79,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a config keyword for every configuration, value read as JSON; repeatable "
                    "(default: the game's defaults)")
     p.add_argument("--variants", default=d.variants,
-                   help="'all', 'none' or a comma list of the game's rule variant labels (default: %(default)s)")
+                   help="'all', 'none' or a comma list of the game's rule variant labels, listed below "
+                        "(default: %(default)s)")
     p.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2",
                    help="one more variant per value of a config keyword; repeatable (default: none)")
     p.add_argument("--max-cycles", type=int, default=d.max_cycles,
@@ -197,6 +199,9 @@ def summarise(label: str, config: dict[str, Any], n: int, games: list[dict[str, 
         "games": total,
         "end_reasons": dict(Counter(g["end_reason"] for g in games)),
         "no_winner": sum(1 for g in games if not g["winning_seats"]),
+        # games whose first place several seats share (but not all of them): each of those seats counts a
+        # win, so the wins by seat can add up to more than the games that have a winner
+        "shared_first": sum(1 for g in games if len(g["winning_seats"]) > 1),
         "length": spread([g["length"] for g in games]),
         "stats": {k: spread([g["stats"][k] for g in games if k in g["stats"]]) for k in keys},
         "win_rate_by_seat": rates(by_seat),
@@ -219,11 +224,28 @@ def run_config(args: Args, game_name: str, config: dict[str, Any], label: str, b
     return summarise(label, game.config, game.num_players, games)
 
 
-def choose_variants(args: Args, game_cls) -> dict[str, dict[str, Any]]:
+def declared_variants(game_cls) -> dict[str, dict[str, Any]]:
+    """The game's rule variants by label (``Game.rule_variants``; a game that declares none: each
+    boolean keyword of its default config flipped)."""
     declared = dict(game_cls.rule_variants)
-    if not declared:  # flip every boolean keyword of the default config
+    if not declared:
         defaults = game_cls().config
         declared = {f"{k}={str(not v).lower()}": {k: not v} for k, v in defaults.items() if isinstance(v, bool)}
+    return declared
+
+
+def variants_help() -> str:
+    """The variant labels of every game, for ``--help``."""
+    lines = ["rule variant labels for --variants (a comma list; 'all' runs them all):"]
+    for name in envs.NAMES:
+        labels = ", ".join(repr(label) for label in declared_variants(envs.game_class(name)))
+        lines.append(textwrap.fill(f"{name}: {labels or '(none)'}", 100, initial_indent="  ",
+                                   subsequent_indent="      "))
+    return "\n".join(lines)
+
+
+def choose_variants(args: Args, game_cls) -> dict[str, dict[str, Any]]:
+    declared = declared_variants(game_cls)
     if args.variants == "all":
         chosen = dict(declared)
     elif args.variants in ("none", ""):
@@ -254,6 +276,7 @@ def format_report(game_name: str, base: dict[str, Any], variants: list[dict[str,
     ends = ", ".join(f"{v} {k}" for k, v in sorted(b["end_reasons"].items()))
     lines = [f"== {game_name} {b['label']} ({json.dumps(b['config'], sort_keys=True)}): {b['games']} games; "
              f"ended: {ends}; {b['no_winner']} without a winner"]
+    lines.extend(textwrap.wrap(how_counted(b), 100, initial_indent="  ", subsequent_indent="    "))
     s = b["length"]
     lines.append(f"  actions per game: mean {s['mean']:.1f}  median {s['median']:.1f}  sd {s['std']:.1f}  "
                  f"p10-p90 {s['p10']:.0f}-{s['p90']:.0f}")
@@ -286,6 +309,21 @@ def format_report(game_name: str, base: dict[str, Any], variants: list[dict[str,
         lines.append("")
         lines.extend(seat_table([b] + variants))
     return "\n".join(lines)
+
+
+def how_counted(report: dict[str, Any]) -> str:
+    """How the win counts below add up: games without a winner, and first places shared by several seats."""
+    wins = sum(w["wins"] for w in report["win_rate_by_seat"])
+    shared = report.get("shared_first", 0)
+    text = (f"how the wins count: a game without a winner (a draw, every seat tied for first, or cut off at "
+            f"the move limit) counts a win for no seat ({report['no_winner']} such games); ")
+    if shared:
+        text += (f"in {shared} game(s) several seats (not all) tied for first, or won as a team, and each of them "
+                 f"counts a win, so the wins by seat add up to {wins} over "
+                 f"{report['games'] - report['no_winner']} games with a winner")
+    else:
+        text += f"every other game has one winning seat or team ({wins} wins by seat)"
+    return text
 
 
 def seat_table(configs: list[dict[str, Any]]) -> list[str]:
