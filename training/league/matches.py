@@ -37,7 +37,7 @@ ELO_INTERVAL_METHOD = (f"95% percentile bootstrap over games ({ELO_RESAMPLES} re
 #: Seconds past a time budget that the stop reason lets pass without comment.
 OVERRUN_S = 2.0
 #: What a game cut by the move limit (``max_cycles``) means for the scores (:func:`end_reason_texts`).
-TRUNCATED_TEXT = "the move limit (max_cycles) was reached before the rules ended the game: nobody wins"
+TRUNCATED_TEXT = "the move limit, max_cycles, was reached before the rules ended the game: nobody wins"
 
 
 # ----------------------------------------------------------------------------------------------

@@ -330,8 +330,7 @@ def print_all_summary(summary: dict[str, Any], console=None) -> None:
             table.add_row(name, "", "", "", "", f"failed: {entry['error']}")
             continue
         played, scheduled = entry["games_per_lineup"], entry["games_scheduled_per_lineup"]
-        why = ("all scheduled games" if played == scheduled
-               else "time budget; every lineup cut to the same whole seat rotations")
+        why = "all scheduled games" if played == scheduled else "time budget (lineups cut alike)"
         if min(played, default=0) < FEW_GAMES:
             why += f" [yellow](few games: under {FEW_GAMES})[/yellow]"
         table.add_row(name, str(len(played)), _span(played), _span(scheduled), f"{entry['seconds']:.0f}", why)
