@@ -77,17 +77,10 @@ class RecordError(ValueError):
 
 
 def library_version() -> str:
-    """The installed tabletop-rl version (read from pyproject.toml when run from a checkout)."""
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("tabletop-rl")
-    except importlib.metadata.PackageNotFoundError:
-        import tomllib
-
-        pyproject = pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml"
-        with open(pyproject, "rb") as handle:
-            return str(tomllib.load(handle)["project"]["version"])
+    """The version of the tabletop-rl code that is running (``envs.__version__``, the one version
+    string): right for an installed wheel and for a source checkout alike, where the installed
+    package's metadata may be missing or belong to another copy."""
+    return envs.__version__
 
 
 @dataclass
