@@ -1,5 +1,5 @@
 """Every file the evaluation side writes names what made it: a provenance block that
-:func:`envs.core.provenance.check_provenance` accepts, naming the environments the result used.
+:func:`envs.provenance.check_provenance` accepts, naming the environments the result used.
 
 Each test runs one writer on a tiny budget and reads back what it wrote. Game records carry their
 provenance too, and a version 1 record (written before provenance existed) still loads.
@@ -13,7 +13,7 @@ import pytest
 
 import envs
 from agents.records import Record, RecordError, library_version, load_record, record_game, replay
-from envs.core.provenance import check_provenance, source_commit
+from envs.provenance import check_provenance, source_commit
 
 RANDOM = "sequence_v0/random-v0"
 HEURISTIC = "sequence_v0/heuristic-v1"

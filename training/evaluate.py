@@ -111,7 +111,7 @@ import agents
 import envs
 from envs.core import ConfigError
 from envs.core.config import parse_key_values
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 from training.matches import ENV_KEYWORDS, evaluate, round_robin, table_facts
 from training.reporting import lineup_label, make_console, print_all_summary, print_report, write_outputs
 

@@ -23,7 +23,7 @@ import envs
 from agents.records import Record, Recorder
 from agents.scoring import score_teams
 from envs.core.game import Game
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 from agents.stats import Z95, bootstrap_elo_interval, bradley_terry, pairwise_counts, pairwise_table, wilson_interval
 
 #: Keywords of the environment, not of the game's rules.

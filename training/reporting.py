@@ -7,7 +7,7 @@ import json
 import pathlib
 from typing import Any, Sequence
 
-from envs.core.provenance import image_metadata
+from envs.provenance import image_metadata
 
 
 def _pct(x: float) -> str:

@@ -41,7 +41,7 @@ import numpy as np
 
 import envs
 from envs.core.errors import ConfigError
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 from training.cli import dataclass_parser
 from training.evaluation import NOTE, evaluate_module
 from training.report import curve_row, log_scalars, tensorboard_writer, make_report, write_args, write_curve, write_report

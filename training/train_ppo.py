@@ -46,7 +46,7 @@ from training.cli import dataclass_parser
 from training.evaluation import NOTE, evaluate_module
 from training.report import curve_row, log_scalars, tensorboard_writer, make_report, write_args, write_curve, write_report
 from training.selfplay import SelfPlayEnv
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 
 RUNS_DIR = pathlib.Path("runs") / "train_ppo"
 
