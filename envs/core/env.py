@@ -63,13 +63,19 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from envs.core.errors import ConfigError, IllegalActionError, StateError
+from envs.core.errors import ConfigError, IllegalActionError, StateError, UnknownKeywordError
 from envs.core.fields import MAX_COUNT, show
 from envs.core.game import Game, State, action_id
 from envs.core.rng import check_seed, fresh_seed, stream_seed
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
 ILLEGAL_MODES = ("raise", "penalize")
+#: The keywords the environment takes beside the game's own, as an unknown keyword's error lists them.
+ENV_KEYWORDS = {
+    "max_cycles": "an integer >= 1, the truncation cap in cycles",
+    "render_mode": f"None or one of {list(RENDER_MODES)}",
+    "illegal_action": f"raw_env only: one of {list(ILLEGAL_MODES)}",
+}
 
 
 class TabletopEnv(AECEnv):
@@ -95,7 +101,10 @@ class TabletopEnv(AECEnv):
     ) -> None:
         super().__init__()
         self.metadata = dict(type(self).metadata, render_modes=list(RENDER_MODES))
-        self.game: Game = self.game_cls(**config)
+        try:
+            self.game: Game = self.game_cls(**config)
+        except UnknownKeywordError as error:
+            raise error.with_keywords(ENV_KEYWORDS) from None
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ConfigError(
                 f"{self.game.name}: render_mode={render_mode!r} is not allowed; "

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from envs.core.errors import ConfigError, IllegalActionError, StateError
+from envs.core.errors import ConfigError, IllegalActionError, StateError, UnknownKeywordError
 from envs.core.fields import Record, show
 from envs.core.rng import GENERATORS, draw_seed, make_rng
 
@@ -395,11 +395,10 @@ class Game(abc.ABC):
         return value
 
     def reject_unknown(self, config: dict[str, Any], known: set[str] | list[str]) -> None:
-        unknown = sorted(set(config) - set(known))
+        """Raise :class:`~envs.core.errors.UnknownKeywordError` for any keyword of ``config`` not in ``known``."""
+        unknown = sorted(map(str, set(config) - set(known)))
         if unknown:
-            raise ConfigError(
-                f"{self.name}: unknown config keyword(s) {unknown}; known keywords: {sorted(known)}"
-            )
+            raise UnknownKeywordError(self.name, unknown, [str(k) for k in known])
 
     def rule_differences(self, other: Game) -> list[str]:
         """The config keywords, :attr:`observation_keys` aside, whose values differ between this game
