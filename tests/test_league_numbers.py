@@ -11,9 +11,9 @@ import pytest
 from rich.console import Console
 
 from agents.stats import bootstrap_elo_interval, bradley_terry, pairwise_counts
-from training import evaluate as ev
-from training import matches as m
-from training import reporting
+from training.league import __main__ as ev
+from training.league import matches as m
+from training.league import output
 
 RANDOM = "sequence_v0/random-v0"
 HEURISTIC = "sequence_v0/heuristic-v1"
@@ -25,17 +25,17 @@ def _game(lineup, teams, returns, length=10, truncated=False, index=0):
 
 
 def _report(results, lineups, num_teams, game="sequence_v0"):
-    """A report as :func:`training.matches.evaluate` builds it, from made-up results."""
+    """A report as :func:`training.league.matches.evaluate` builds it, from made-up results."""
     counts = [sum(1 for r in results if r["lineup"] == li) for li in range(len(lineups))]
     return {"game": game, "config": {}, "num_players": num_teams, "num_teams": num_teams, "games_per_lineup": counts,
             "games_scheduled_per_lineup": counts, "stop_reason": "every scheduled game was played",
             "end_reasons": {"rules": len(results)}, "seconds": 1.0, "workers": 1,
-            **m.summarise(results, lineups, num_teams)}
+            **m.league_statistics(results, lineups, num_teams)}
 
 
 def _printed(report, width=100):
     out = io.StringIO()
-    reporting.print_report(report, Console(file=out, width=width, color_system=None))
+    output.print_report(report, Console(file=out, width=width, color_system=None))
     return out.getvalue()
 
 
@@ -58,7 +58,7 @@ def test_fair_share_is_a_half_in_two_team_games_everywhere_it_is_written(tmp_pat
 def test_fair_share_over_lineups_is_the_mean_share_of_the_tables_an_agent_sat_at():
     """``a b b`` gives a a third and b two thirds; over both lineups each agent averages a half."""
     results = [_game(0, "abb", [1, -1, -1], index=0), _game(1, "baa", [-1, 1, -1], index=1)]
-    report = m.summarise(results, [("a", "b", "b"), ("b", "a", "a")], 3)
+    report = m.league_statistics(results, [("a", "b", "b"), ("b", "a", "a")], 3)
     first = report["lineups"][0]["agents"]
     assert [line["agent"] for line in first] == ["a", "b"]
     assert [line["fair_share"] for line in first] == pytest.approx([1 / 3, 2 / 3])
@@ -136,8 +136,8 @@ def test_shared_first_places_are_explained_when_wins_exceed_games():
 
 
 def test_few_games_get_a_warning_and_enough_games_none():
-    assert reporting.few_games_note([2, 40]) and "played 2" in reporting.few_games_note([2, 40])
-    assert reporting.few_games_note([reporting.FEW_GAMES] * 3) is None
+    assert output.few_games_note([2, 40]) and "played 2" in output.few_games_note([2, 40])
+    assert output.few_games_note([output.FEW_GAMES] * 3) is None
 
 
 def test_every_heat_map_cell_shows_how_many_comparisons_it_holds(tmp_path, monkeypatch):
@@ -148,7 +148,7 @@ def test_every_heat_map_cell_shows_how_many_comparisons_it_holds(tmp_path, monke
     texts = []
     real = matplotlib.axes.Axes.text
     monkeypatch.setattr(matplotlib.axes.Axes, "text", lambda ax, x, y, s, *a, **k: texts.append(s) or real(ax, x, y, s, *a, **k))
-    reporting.plot_league(report, tmp_path / "league.png")
+    output.plot_league(report, tmp_path / "league.png")
     assert sorted(t.split("n=")[1] for t in texts) == ["1", "1", "2", "2", "3", "3"]
 
 

@@ -40,7 +40,7 @@ def _checked(block, *games):
 
 
 def test_evaluate_results_and_records_carry_provenance(tmp_path):
-    from training import evaluate
+    from training.league import __main__ as evaluate
 
     out, records = tmp_path / "eval", tmp_path / "records"
     assert evaluate.main(["--agents", "random-v0", "heuristic-v1", "--games", "2", "--workers", "1",
@@ -55,7 +55,7 @@ def test_evaluate_results_and_records_carry_provenance(tmp_path):
 
 
 def test_the_league_summary_carries_provenance(tmp_path, monkeypatch):
-    from training import evaluate
+    from training.league import __main__ as evaluate
 
     monkeypatch.setattr(envs, "NAMES", ("dojo_v0",))
     monkeypatch.setattr(evaluate, "league_tables", lambda name, quick, summary, console: [

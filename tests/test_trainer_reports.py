@@ -11,7 +11,7 @@ import envs
 from agents.nets import default_arch
 from agents.architectures import build_architecture
 from training import train_ppo
-from training.evaluation import NOTE, evaluate_module, summarise
+from training.evaluation import NOTE, evaluate_module, opponent_summary
 from training.ppo.tables import Outcome
 from training.report import curve_row, make_report, validate_report
 
@@ -43,7 +43,7 @@ def test_outcomes_are_counted_as_the_harness_counts_them():
         Outcome("random-v0", 0.0, won=False, draw=True, rank=1.5, truncated=True, length=30, side=0),
         Outcome("random-v0", 1.0, won=True, draw=False, rank=1.0, truncated=False, length=40, side=1),
     ]
-    s = summarise(outcomes, "random-v0", 2)
+    s = opponent_summary(outcomes, "random-v0", 2)
     assert (s["games"], s["wins"], s["draws"], s["losses"]) == (4, 2, 1, 1)
     assert s["win_rate"] == 0.5 and s["mean_length"] == 25 and s["mean_rank"] == pytest.approx(1.375)
     assert s["games_by_side"] == [2, 2] and s["wins_by_side"] == [1, 1]
@@ -74,7 +74,7 @@ def test_every_trainer_gets_the_same_counts_for_the_same_policy():
 
 
 def good_report() -> dict:
-    results = {"random-v0": summarise(
+    results = {"random-v0": opponent_summary(
         [Outcome("random-v0", 1.0, True, False, 1.0, False, 5, 0), Outcome("random-v0", -1.0, False, False, 2.0, False, 7, 1)],
         "random-v0", 2)}
     return make_report(trainer="training.ppo", args={"seed": 1}, game="dojo_v0", config={}, policy="runs/x",

@@ -23,11 +23,10 @@ from training.ppo import run_state
 from training.ppo.algo import collect_rollout, policy_log_probs, ppo_update, sample
 from training.ppo.args import RESUME_CHANGEABLE, Args, arch_of, load_init_policy, parse_args
 from training.ppo.cloning import ReplayBuffer, buffer_capacity, clone_update
-from training.evaluation import evaluate_module
-from training.ppo.evaluation import evaluate_folder
+from training.evaluation import evaluate_folder, evaluate_module
 from training.ppo.tables import Outcome, Tables
 from training.report import curve_row, log_scalars, tensorboard_writer, write_args, write_curve
-from training.reporting import side_rates
+from training.league.output import side_rates
 from training.teachers import TeacherLabels
 
 #: The parts a run's CPU time is split into (env = engines, observations, masks, resets).

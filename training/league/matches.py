@@ -2,8 +2,8 @@
 parallel through :func:`agents.play_game`, outcomes scored by :func:`agents.scoring.score_teams`,
 per-agent statistics with Wilson intervals and Bradley–Terry ratings.
 
-The command line and its documentation are in :mod:`training.evaluate`; tables and plots in
-:mod:`training.reporting`.
+The documentation is the package's (:mod:`training.league`); tables, plots and files are in
+:mod:`training.league.output`.
 """
 
 from __future__ import annotations
@@ -331,7 +331,7 @@ def side_summary(games: Sequence[int], wins: Sequence[int]) -> dict[str, list]:
             "win_rate_by_side": [w / n if n else None for w, n in zip(wins, games)]}
 
 
-def summarise(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_teams: int) -> dict[str, Any]:
+def league_statistics(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_teams: int) -> dict[str, Any]:
     """Per-lineup and per-agent statistics plus the league ratings."""
     per_lineup = []
     overall: dict[str, AgentLine] = {}
@@ -467,7 +467,7 @@ def evaluate(
         "workers": workers,
         "seconds": round(elapsed, 3),
         "interval": f"Wilson score, z={Z95:.3f} (95%)",
-        **summarise(results, lineups, num_teams),
+        **league_statistics(results, lineups, num_teams),
         "games": results,
     }
     return report

@@ -1,5 +1,5 @@
-"""Evaluation reports for people: rich tables in the terminal, ``results.json`` and plots
-(win rates with their Wilson intervals, the league's pairwise heat map)."""
+"""What the league shows and writes: rich tables in the terminal, ``results.json`` and plots (win
+rates with their Wilson intervals, the league's pairwise heat map)."""
 
 from __future__ import annotations
 
