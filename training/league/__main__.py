@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import agents
 import envs
+from agents.pool import check_ray_address, check_workers
 from envs.core import ConfigError
 from envs.core.config import parse_key_values
 from envs.provenance import provenance
@@ -24,6 +25,8 @@ QUICK_BUDGET_S = 40.0
 #: workers, so 40 s gave its 15 lineups 2 games each; 120 s gives about 6 (still few: the report says so).
 QUICK_BUDGET_BY_GAME = {"pans_trial_v0": 120.0}
 FULL_GAMES = 400  # per lineup: a 95% interval narrower than +-5 points
+#: Local worker processes when --workers is not given.
+LOCAL_WORKERS = min(2, os.cpu_count() or 1)
 
 
 def resolve_agent(game_name: str, agent_id: str) -> str:
@@ -74,10 +77,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--min-cycles", type=int,
                         help="whole seat rotations every lineup plays even past --budget-s "
                         "(default: 1 with --quick, else 0)")
-    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
-                        help="worker processes (default: min(2, cores) = %(default)s)")
+    parser.add_argument("--workers", type=int,
+                        help=f"worker processes (default: min(2, cores) = {LOCAL_WORKERS}; with --ray-address, "
+                        "one per CPU of the cluster)")
     parser.add_argument("--start-method", choices=multiprocessing.get_all_start_methods(),
-                        help="how worker processes start (default: the platform's)")
+                        help="how local worker processes start (default: the platform's)")
+    parser.add_argument("--ray-address", metavar="ADDRESS",
+                        help="play the games on this Ray cluster ('auto' for one started here with ray start, "
+                        "HOST:6379, or ray://HOST:10001; needs the rllib extra and this package on every node), "
+                        "with the same results as locally (default: local processes)")
     parser.add_argument("--out", type=pathlib.Path,
                         help="output folder (default: runs/league/<game>, or runs/league/all with --all)")
     parser.add_argument("--records", type=pathlib.Path, metavar="DIR",
@@ -99,6 +107,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.min_cycles = 1 if quick else 0
     if args.min_cycles < 0:
         raise SystemExit(f"--min-cycles must be 0 or more, got {args.min_cycles}")
+    if args.workers is None and args.ray_address is None:
+        args.workers = LOCAL_WORKERS
+    try:
+        check_workers(args.workers, "--workers")
+        if args.ray_address is not None:
+            check_ray_address(args.ray_address)
+            if args.start_method is not None:
+                raise ValueError("--start-method applies to local workers only; leave it out with --ray-address")
+    except (ValueError, ImportError) as exc:
+        raise SystemExit(f"error: {exc}") from None
     if args.all:
         if config:
             raise SystemExit("--all evaluates every game with its default config; --config is per game")
@@ -122,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit("--agents needs at least two different agents (use --lineup for self-play)")
         lineups = round_robin([resolve_agent(args.game, a) for a in ids], num_teams)
     report = evaluate(args.game, lineups, games, config, args.seed, args.workers, not args.no_progress,
-                      budget_for(args.game, args.budget_s, quick), args.start_method, args.records, args.min_cycles)
+                      budget_for(args.game, args.budget_s, quick), args.start_method, args.records, args.min_cycles,
+                      args.ray_address)
     print_report(report, console)
     paths = write_outputs(report, args.out or pathlib.Path("runs/league") / args.game)
     console.print("wrote " + ", ".join(str(p) for p in paths))
@@ -147,7 +166,7 @@ def _run_all(args, games: int, quick: bool, console) -> int:
                 lineups = round_robin(ids, num_teams) if len(ids) >= 2 else [(ids[0],) * num_teams]
                 report = evaluate(name, lineups, games, table_config, args.seed, args.workers, not args.no_progress,
                                   budget_for(name, args.budget_s, quick), args.start_method, args.records,
-                                  args.min_cycles)
+                                  args.min_cycles, args.ray_address)
             except Exception as exc:  # one unfinished game must not stop the others
                 failures += 1
                 console.print(f"[red]{label}: evaluation failed: {type(exc).__name__}: {exc}[/red]")

@@ -87,7 +87,9 @@ def print_report(report: dict[str, Any], console=None) -> None:
     played = report["games_per_lineup"]
     scheduled = report["games_scheduled_per_lineup"]
     ends = ", ".join(f"{n} {reason}" for reason, n in sorted(report["end_reasons"].items()))
-    console.print(f"{sum(played)} games in {report['seconds']:.1f} s with {report['workers']} worker(s): "
+    where = (f"on the Ray cluster at {report['ray_address']}" if report.get("ray_address")
+             else f"with {report['workers']} worker(s)")
+    console.print(f"{sum(played)} games in {report['seconds']:.1f} s {where}: "
                   f"{' / '.join(map(str, played))} per lineup of {' / '.join(map(str, scheduled))} scheduled; "
                   f"{report['stop_reason']}. Games ended: {ends}.")
     few = few_games_note(played)
