@@ -52,7 +52,7 @@ def check_workers(workers: Any, name: str = "workers") -> int | None:
 def map_unordered(
     fn: Callable[[T], R],
     tasks: Iterable[T],
-    workers: int | None = 1,
+    workers: int | None = None,
     ray_address: str | None = None,
     start_method: str | None = None,
     chunksize: int = 1,
@@ -65,9 +65,9 @@ def map_unordered(
     ``workers`` is 1 or None or there is a single task. With ``ray_address``, Ray's pool on that
     cluster plays them, with ``workers`` processes or, when None, one per CPU of the cluster.
 
-    Close the iterator to stop early (``contextlib.closing``, or leaving a ``for`` loop over a
-    generator expression that is then dropped): the pool's workers are stopped and no further
-    task starts.
+    Close the iterator to stop early (``with contextlib.closing(map_unordered(...)) as results``):
+    the pool's workers are stopped and no further task starts. Bad settings are refused when this
+    is called, before any task runs; the pool itself starts when the first result is asked for.
     """
     items = list(enumerate(tasks))
     workers = check_workers(workers)
@@ -94,7 +94,7 @@ def _pooled(make_pool: Callable[[], Any], fn: Callable[[Any], Any], items: list[
         pool.terminate()
 
 
-def map_ordered(fn: Callable[[T], R], tasks: Iterable[T], workers: int | None = 1, ray_address: str | None = None,
+def map_ordered(fn: Callable[[T], R], tasks: Iterable[T], workers: int | None = None, ray_address: str | None = None,
                 start_method: str | None = None, chunksize: int = 1,
                 on_result: Callable[[int, R], None] | None = None) -> list[R]:
     """``[fn(task) for task in tasks]`` played as :func:`map_unordered` plays them;
@@ -121,11 +121,13 @@ def check_ray_address(address: Any) -> str:
 
 def ray_pool(address: str, workers: int | None = None) -> Any:
     """Ray's process pool on the cluster at ``address`` (connecting this process to it unless it
-    already is); ``workers`` processes, or one per CPU of the cluster when None."""
+    already is); ``workers`` processes, or one per CPU of the cluster when None. Each process holds
+    one CPU (Ray's pool asks for none by default), so the processes spread over the nodes instead
+    of crowding the first one."""
     check_ray_address(address)
     import ray
     from ray.util.multiprocessing import Pool
 
     if not ray.is_initialized():
         ray.init(address=address, log_to_driver=False, logging_level="warning")
-    return Pool(processes=workers)
+    return Pool(processes=workers, ray_remote_args={"num_cpus": 1})
