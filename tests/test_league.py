@@ -330,7 +330,7 @@ def test_older_checkpoint_versions_keeps_the_newest_of_each_family_and_every_bui
 
 def test_quick_league_plays_the_newest_checkpoints_and_says_which_it_left_out(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(envs, "NAMES", ("pans_trial_v0",))
-    code = ev.main(["--all", "--quick", "--budget-s", "0", "--min-cycles", "0", "--workers", "1",
+    code = ev.main(["--all", "--quick", "--budget-s", "0", "--min-cycles", "0", "--min-games", "0", "--workers", "1",
                     "--out", str(tmp_path), "--no-progress"])
     assert code == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -338,12 +338,19 @@ def test_quick_league_plays_the_newest_checkpoints_and_says_which_it_left_out(tm
     assert superseded, "Pan's Trial ships several versions of a checkpoint family"
     report = json.loads((tmp_path / "pans_trial_v0" / "results.json").read_text())
     played = {agent for line in report["lineups"] for agent in line["teams"]}
+    searching = ev.searches_at_play_time(agents.available("pans_trial_v0"))
+    assert "pans_trial_v0/ppo-search-v6" in searching and "pans_trial_v0/ppo-v3" not in searching
     for old, newest in superseded.items():
         assert "superseded by " + newest in summary["left_out"][old]
-        assert old not in played and newest in played
+        assert old not in played and (newest in played) == (newest not in searching)
+    for agent_id in searching:  # too slow for the quick league's floor of games
+        assert agent_id not in played and agent_id in summary["left_out"]
+    assert "searches at play time" in summary["left_out"]["pans_trial_v0/ppo-search-v6"]
     assert "pans_trial_v0/experienced-v1" in played and "pans_trial_v0/experienced-v2" in played
-    out = capsys.readouterr().out
+    assert "pans_trial_v0/ppo-v3" in played
+    out = " ".join(capsys.readouterr().out.split())
     assert "newest version of each checkpoint" in out and "before any lineup finished" in out
+    assert "leaves out the agents that search at play time" in out
 
 
 def test_all_mode_leaves_out_agents_that_cannot_sit_at_the_table():

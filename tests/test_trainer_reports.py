@@ -11,7 +11,7 @@ import envs
 from agents.nets import default_arch
 from agents.architectures import build_architecture
 from training import train_ppo
-from training.evaluation import NOTE, evaluate_module, opponent_summary
+from training.evaluation import NOTE, evaluate_and_write, evaluate_module, opponent_summary
 from training.ppo.tables import Outcome
 from training.report import curve_row, make_report, validate_report
 
@@ -106,3 +106,20 @@ def test_a_curve_row_has_one_column_per_opponent_and_bound():
     assert row["step"] == 64 and row["mean_return"] == 0.1
     low, high = good_report()["results"]["random-v0"]["win_rate_ci95"]
     assert (row["win_rate_vs_random-v0"], row["win_low_vs_random-v0"], row["win_high_vs_random-v0"]) == (0.5, low, high)
+
+
+def test_evaluate_and_write_leaves_a_valid_report_with_the_evaluation_in_it(tmp_path):
+    """What a trainer calls at the end of a run: the same counts as evaluate_module, written as
+    eval.json in the one schema beside the policy."""
+    import json
+
+    net = tiny_net("sequence_v0", {})
+    expected = evaluate_module(copy.deepcopy(net), "sequence_v0", {}, ["random-v0"], games=4, seed=3, max_actions=80)
+    report = evaluate_and_write(tmp_path, copy.deepcopy(net), trainer="training.ppo", args={"seed": 1},
+                                game="sequence_v0", config={}, samples=256, cpu_seconds=2.0,
+                                opponents=["random-v0"], games=4, seed=3, max_actions=80, curve=[])
+    written = json.loads((tmp_path / "eval.json").read_text())
+    validate_report(written)
+    assert written == report and written["results"] == expected
+    assert written["written_to"] == str(tmp_path / "eval.json") and written["policy"] == str(tmp_path)
+    assert written["evaluation"] == {"seed": 3, "games_per_opponent": 4, "note": NOTE} and written["curve"] == []

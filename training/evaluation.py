@@ -11,17 +11,19 @@ league: :mod:`training.league`.)
 * game ``g`` is dealt with seed ``seed + g`` and the policy plays team ``g % num_teams`` — every seat
   of that team, so team mates are never counted as opponents; every other seat is the opponent kind;
 * the policy is greedy (the most likely legal action);
-* each game is scored by :func:`agents.scoring.score_teams` and counted by the evaluation harness's
-  :class:`training.league.matches.AgentLine`: a win is first place for the policy's team (a shared first
-  place counts), a draw is a game nobody won (truncated, or every team tied), anything else a loss;
+* each game is scored by :func:`agents.scoring.score_teams` and counted by the league's
+  :class:`training.league.matches.AgentLine`: a win is first place for the policy's team (a shared
+  first place counts), a draw is a game nobody won (truncated, or every team tied), anything else a loss;
   the win rate carries its Wilson 95% interval as ``win_rate_ci95``, and games and wins by the
   team's side (side 0 moves first).
 
 The games are stepped in batches on :class:`training.ppo.tables.Tables` over ``envs.vector`` (one
 forward per step for all tables), so an evaluation costs about what the games themselves cost.
 
-:func:`evaluate_folder` evaluates a saved policy (a run folder, a policy folder or a checkpoint id)
-and writes the result as a report in the one schema (:mod:`training.report`).
+:func:`evaluate_and_write` evaluates a policy and writes the result as a report in the one schema
+(:mod:`training.report`; ``eval.json`` beside the policy): what a trainer calls at the end of a run.
+:func:`evaluate_folder` does it for a saved policy (a run folder, a policy folder or a checkpoint
+id): ``python -m training.ppo --evaluate``.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ NOTE = ("greedy policy; game g dealt with seed eval_seed+g, the policy plays eve
 
 
 def opponent_summary(outcomes: list[Outcome], opponent: str, num_teams: int) -> dict[str, Any]:
-    """The harness's per-agent summary of the policy's games against one opponent kind."""
+    """The league's per-agent summary (:meth:`AgentLine.summary`) of the policy's games against one
+    opponent kind, with ``opponent`` in place of ``agent``."""
     line = AgentLine.at_table("policy", num_teams)
     for o in outcomes:
         line.add(o.won, o.draw, o.rank, o.length, 1 / num_teams)

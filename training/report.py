@@ -6,7 +6,8 @@ with :func:`make_report`, check it with :func:`validate_report`:
 
 ``format``  ``"tabletop-rl/eval-report"``; ``version`` 1
 ``provenance``  from :func:`envs.provenance.provenance`
-``trainer``  ``"training.ppo"``, ``"training.train_ppo"`` or ``"training.rllib_train"``; ``args`` its arguments
+``trainer``  ``"training.ppo"``, ``"training.sb3"`` (reports and policies made before the Stable-Baselines3
+trainer took that name say ``"training.train_ppo"``) or ``"training.rllib_train"``; ``args`` its arguments
 ``game``, ``config``  what the policy plays; ``policy``  its folder
 ``samples``  learner decisions trained on; ``cpu_seconds``  CPU time of the training (None if not measured)
 ``evaluation``  ``seed``, ``games_per_opponent``, ``note`` (how games were dealt and counted)
@@ -30,7 +31,7 @@ from typing import Any
 
 FORMAT = "tabletop-rl/eval-report"
 VERSION = 1
-TRAINERS = ("training.ppo", "training.train_ppo", "training.rllib_train")
+TRAINERS = ("training.ppo", "training.sb3", "training.train_ppo", "training.rllib_train")
 #: the keys every report has, with their types
 REPORT_KEYS: dict[str, type | tuple[type, ...]] = {
     "format": str, "version": int, "provenance": dict, "trainer": str, "args": dict, "game": str, "config": dict,

@@ -42,18 +42,22 @@ How games are scheduled
   (``sequence_v0-players_per_team=2``). A checkpoint whose config differs only in the game's
   ``observation_keys`` plays the default table (it re-encodes its observations).
 * ``--all --quick`` (the default of ``--all``) plays only the newest version of each family of
-  shipped checkpoints (``ppo-search-v4`` but not ``ppo-search-v1`` to ``-v3``); the summary lists
-  the older ones under ``left_out``. ``--all --full`` (or ``--games N``) plays every version.
-* ``--quick`` stops starting games after ``QUICK_BUDGET_S`` seconds per game
-  (``QUICK_BUDGET_BY_GAME`` for a slower game: Pan's Trial 120 s), but only once every
-  lineup has played one whole rotation cycle (``--min-cycles``), so that no lineup comes back empty
-  on a slow or busy machine. Lineups are played
-  interleaved, rotation cycle by rotation cycle; when the budget runs out every lineup of the game
-  keeps the same number of games, made of whole rotation cycles. The report (and ``--all``'s
-  summary) says how many games each lineup played out of how many were scheduled, and why it
-  stopped; when the guaranteed rotations ran past the budget it says by how much, and when a
-  lineup played fewer than ``training.league.output.FEW_GAMES`` games a warning says how little the
-  numbers hold.
+  shipped checkpoints (``ppo-search-v4`` but not ``ppo-search-v1`` to ``-v3``), and leaves out the
+  checkpoints that search at play time (their index entry has a ``search`` block): one takes
+  seconds a game where the others take a fraction of one (in Pan's Trial, nine tenths of the whole
+  table's time), so the quick league could not give every table its floor of games in a few
+  minutes with them. The summary lists what it left out, and why, under ``left_out``.
+  ``--all --full`` (or ``--games N``) plays every version and every agent.
+* ``--quick`` gives every lineup at least ``QUICK_MIN_GAMES`` games (24, rounded up to whole
+  rotation cycles; ``--min-games``), whatever the time, and then stops starting games after
+  ``QUICK_BUDGET_S`` seconds per table (``--budget-s``), so that no table is too small to say
+  anything even on a slow or busy machine. Lineups are played interleaved, rotation cycle by
+  rotation cycle; when the budget runs out every lineup of the table keeps the same number of
+  games, made of whole rotation cycles. The report (and ``--all``'s summary) says how many games
+  each lineup played out of how many were scheduled, and why it stopped; when the guaranteed games
+  ran past the budget it says by how much, and when a lineup played fewer than
+  ``training.league.output.FEW_GAMES`` games (a smaller ``--min-games``) a warning says how little
+  the numbers hold.
 
 How games are scored (:mod:`agents.scoring`, shared with training and tournaments)
 -----------------------------------------------------------------------------------
@@ -72,7 +76,10 @@ How games are scored (:mod:`agents.scoring`, shared with training and tournament
   ``games_by_side`` and ``wins_by_side``) says how it did from each one, side 0 moving first. An
   agent holding several sides of a game counts that game once for each side and wins it from the
   side that won. Where the table's seat order decides much (Wizard Arena), this is the first thing
-  to look at; the printed table shows it up to eight sides.
+  to look at; the printed table shows it up to eight sides. An agent holding several teams of a
+  lineup is printed ``3× heuristic-v1``: its win rate counts a game it won with any of its teams
+  (compare it with its fair share, 3/4), while each by-side rate is one team's (compare it with
+  1/4), and a note under the table says so.
 * League ratings (``elo``) are a Bradley–Terry maximum-likelihood fit (Hunter's MM iteration; see
   :func:`agents.stats.bradley_terry`) on pairwise comparisons: in every game each pair of teams
   of different agents is a win for the higher return, a draw when equal or when the game was
@@ -82,9 +89,13 @@ How games are scored (:mod:`agents.scoring`, shared with training and tournament
   the games of each lineup are resampled with replacement (``ELO_RESAMPLES`` times, a fixed seed,
   so the same games give the same interval) and the ratings refitted
   (:func:`agents.stats.bootstrap_elo_interval`). An agent that never lost a comparison (a 20–0
-  record) has no finite upper bound: it is ``null`` in the JSON and ``∞`` in the table, and the
-  games column says how many games sit behind it. The league heat map prints the number of
+  record) has no finite upper bound: it is ``null`` in the JSON and ``≥ 1420`` (its lower bound
+  only) in the table, one that never scored ``≤ 1143``; the footnote says so when the table shows
+  one, and the games column says how many games sit behind it. The league heat map prints the number of
   comparisons ``n`` in every cell, and fewer than ``FEW_GAMES`` games per lineup get a warning.
+* Every report counts how its games ended (``end_reasons``) and says what each reason means
+  (``end_reason_texts``: the game's own words, as the front ends show them, or the move limit for
+  ``truncated``).
 
 The code: :mod:`training.league.matches` schedules, plays and scores; :mod:`training.league.output`
 prints the tables, draws the plots and writes the files; ``training/league/__main__.py`` is the

@@ -17,13 +17,13 @@ from envs.core import ConfigError
 from envs.core.config import parse_key_values
 from envs.provenance import provenance
 from training.league.matches import ENV_KEYWORDS, evaluate, round_robin, table_facts
-from training.league.output import lineup_label, make_console, print_all_summary, print_report, write_outputs
+from training.league.output import FEW_GAMES, lineup_label, make_console, print_all_summary, print_report, write_outputs
 
-QUICK_GAMES = 100  # per lineup, within QUICK_BUDGET_S seconds per game
+QUICK_GAMES = 100  # per lineup, within QUICK_BUDGET_S seconds per table
 QUICK_BUDGET_S = 40.0
-#: Games whose quick budget differs: Pan's Trial's search agents play about 0.75 games/s on two
-#: workers, so 40 s gave its 15 lineups 2 games each; 120 s gives about 6 (still few: the report says so).
-QUICK_BUDGET_BY_GAME = {"pans_trial_v0": 120.0}
+#: The quick league's floor: every lineup plays at least this many games whatever the budget, so
+#: that no table is too small to mean something (the few-games warning's threshold).
+QUICK_MIN_GAMES = FEW_GAMES
 FULL_GAMES = 400  # per lineup: a 95% interval narrower than +-5 points
 #: Local worker processes when --workers is not given.
 LOCAL_WORKERS = min(2, os.cpu_count() or 1)
@@ -45,8 +45,9 @@ def parse_config(pairs: Sequence[str]) -> dict[str, Any]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m training.league",
-        description="Seeded, seat-rotated evaluation of agents, with Wilson intervals and Elo ratings.",
-        epilog="Scheduling, scoring and outputs are described in the module documentation: "
+        description="The league: agents against each other in seeded games with rotated seats, with Wilson "
+        "intervals and Elo ratings.",
+        epilog="Scheduling, scoring and outputs are described in the package's documentation: "
         "python -m pydoc training.league",
     )
     parser.add_argument("--game", default="sequence_v0", help=f"the game, one of {list(envs.NAMES)} (default: %(default)s)")
@@ -61,9 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "plus a table for each other config shipped checkpoints were trained for (default: off)")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true",
-                      help=f"up to {QUICK_GAMES} games per lineup, at most {QUICK_BUDGET_S:.0f} s per game "
-                      f"({', '.join(f'{g} {s:.0f} s' for g, s in QUICK_BUDGET_BY_GAME.items())}); "
-                      "the default with --all")
+                      help=f"up to {QUICK_GAMES} games per lineup, at least {QUICK_MIN_GAMES}; no new game after "
+                      f"{QUICK_BUDGET_S:.0f} s per table once every lineup has its {QUICK_MIN_GAMES}; with --all, "
+                      "agents that search at play time are left out; the default with --all")
     size.add_argument("--full", action="store_true", help=f"{FULL_GAMES} games per lineup (default: off)")
     size.add_argument("--games", type=int,
                       help="games per lineup, rounded up to whole seat rotations (default: 100, or as --quick/--full)")
@@ -71,9 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="game config keywords, values read as JSON (default: the game's defaults)")
     parser.add_argument("--seed", type=int, default=0, help="first deal seed (default: %(default)s)")
     parser.add_argument("--budget-s", type=float,
-                        help="stop starting games after this many seconds per game; lineups are then cut to equal "
-                        f"whole seat rotations (default: none, or {QUICK_BUDGET_S:.0f} with --quick; "
-                        "see QUICK_BUDGET_BY_GAME)")
+                        help="stop starting games after this many seconds per table; lineups are then cut to equal "
+                        f"whole seat rotations (default: none, or {QUICK_BUDGET_S:.0f} with --quick)")
+    parser.add_argument("--min-games", type=int,
+                        help="games every lineup plays even past --budget-s, rounded up to whole seat rotations "
+                        f"(default: {QUICK_MIN_GAMES} with --quick, else 0)")
     parser.add_argument("--min-cycles", type=int,
                         help="whole seat rotations every lineup plays even past --budget-s "
                         "(default: 1 with --quick, else 0)")
@@ -107,6 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.min_cycles = 1 if quick else 0
     if args.min_cycles < 0:
         raise SystemExit(f"--min-cycles must be 0 or more, got {args.min_cycles}")
+    if args.min_games is None:
+        args.min_games = QUICK_MIN_GAMES if quick else 0
+    if args.min_games < 0:
+        raise SystemExit(f"--min-games must be 0 or more, got {args.min_games}")
     if args.workers is None and args.ray_address is None:
         args.workers = LOCAL_WORKERS
     try:
@@ -140,8 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit("--agents needs at least two different agents (use --lineup for self-play)")
         lineups = round_robin([resolve_agent(args.game, a) for a in ids], num_teams)
     report = evaluate(args.game, lineups, games, config, args.seed, args.workers, not args.no_progress,
-                      budget_for(args.game, args.budget_s, quick), args.start_method, args.records, args.min_cycles,
-                      args.ray_address)
+                      budget_for(args.budget_s, quick), args.start_method, args.records, args.min_cycles,
+                      args.min_games, args.ray_address)
     print_report(report, console)
     paths = write_outputs(report, args.out or pathlib.Path("runs/league") / args.game)
     console.print("wrote " + ", ".join(str(p) for p in paths))
@@ -165,8 +172,8 @@ def _run_all(args, games: int, quick: bool, console) -> int:
                 # With only the random player, a self-play lineup still measures the seat advantage.
                 lineups = round_robin(ids, num_teams) if len(ids) >= 2 else [(ids[0],) * num_teams]
                 report = evaluate(name, lineups, games, table_config, args.seed, args.workers, not args.no_progress,
-                                  budget_for(name, args.budget_s, quick), args.start_method, args.records,
-                                  args.min_cycles, args.ray_address)
+                                  budget_for(args.budget_s, quick), args.start_method, args.records,
+                                  args.min_cycles, args.min_games, args.ray_address)
             except Exception as exc:  # one unfinished game must not stop the others
                 failures += 1
                 console.print(f"[red]{label}: evaluation failed: {type(exc).__name__}: {exc}[/red]")
@@ -186,6 +193,8 @@ def _run_all(args, games: int, quick: bool, console) -> int:
                 "budget_s": report["budget_s"],
                 "stop_reason": report["stop_reason"],
                 "end_reasons": report["end_reasons"],
+                "end_reason_texts": report["end_reason_texts"],
+                "min_games": report["min_games"],
                 "seconds": report["seconds"],
             }
     out_root.mkdir(parents=True, exist_ok=True)
@@ -197,12 +206,12 @@ def _run_all(args, games: int, quick: bool, console) -> int:
     return 1 if failures else 0
 
 
-def budget_for(game_name: str, budget_s: float | None, quick: bool) -> float | None:
-    """The time budget of one game's evaluation: ``--budget-s`` if given, else the quick budget of
-    that game (``QUICK_BUDGET_BY_GAME``, else ``QUICK_BUDGET_S``) with ``--quick``, else none."""
+def budget_for(budget_s: float | None, quick: bool) -> float | None:
+    """The time budget of one table: ``--budget-s`` if given, else ``QUICK_BUDGET_S`` with
+    ``--quick``, else none."""
     if budget_s is not None or not quick:
         return budget_s
-    return QUICK_BUDGET_BY_GAME.get(game_name, QUICK_BUDGET_S)
+    return QUICK_BUDGET_S
 
 
 def table_label(game_name: str, config: dict[str, Any]) -> str:
@@ -257,8 +266,27 @@ def league_tables(game_name: str, quick: bool, summary: dict[str, Any],
             if superseded:
                 console.print(f"{label}: the quick league plays the newest version of each checkpoint; leaving out "
                               f"{', '.join(sorted(a.split('/', 1)[1] for a in superseded))} (--full plays them all)")
+            # A search agent takes seconds a game where the others take a fraction of one (Pan's Trial:
+            # about 90% of the table's time for one agent in six lineups of twenty-one), so the quick
+            # league's floor of games would not fit in its few minutes with one at the table.
+            searching = searches_at_play_time(ids)
+            for agent_id in searching:
+                summary.setdefault("left_out", {})[agent_id] = "searches at play time, seconds a game (--full plays it)"
+            ids = [a for a in ids if a not in searching]
+            if searching:
+                console.print(f"{label}: the quick league leaves out the agents that search at play time, seconds a "
+                              f"game each: {', '.join(sorted(a.split('/', 1)[1] for a in searching))} (--full plays them)")
         tables.append((label, table_config, ids))
     return tables
+
+
+def searches_at_play_time(agent_ids: Sequence[str]) -> list[str]:
+    """The shipped checkpoints among ``agent_ids`` that search at play time (their index entry has
+    a ``search`` block): the slowest agents by far."""
+    from agents.checkpoint import scan_index
+
+    searching = {entry["id"] for entry in scan_index()[0] if entry.get("search")}
+    return [a for a in agent_ids if a in searching]
 
 
 def older_checkpoint_versions(agent_ids: Sequence[str]) -> dict[str, str]:
