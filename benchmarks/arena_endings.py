@@ -21,7 +21,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from envs.core.provenance import image_metadata, provenance
+from envs.provenance import image_metadata, provenance
 
 HEURISTIC, RANDOM = "wizard_arena_v0/heuristic-v1", "wizard_arena_v0/random-v0"
 

@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 from benchmarks.timing import time_env  # noqa: E402
 from benchmarks.vector import time_vector  # noqa: E402
 import envs.vector  # noqa: E402
-from envs.core.provenance import provenance  # noqa: E402
+from envs.provenance import provenance  # noqa: E402
 
 GOAL = 20.0
 

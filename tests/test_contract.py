@@ -199,6 +199,24 @@ def test_registry_make(name, family, config):
     assert env.unwrapped.game.name == name
 
 
+@pytest.mark.parametrize("name", GAMES)
+def test_every_registry_spelling_builds_the_game(name):
+    import pettingzoo
+
+    ids = envs.registry_ids(name)
+    assert ids[0] == envs.registry_id(name)
+    base = name.rsplit("_v", 1)[0]
+    if "_" in base:  # a name of several words also works with hyphens, as users type it
+        assert ids[1] == envs.registry_id(name).replace(base, base.replace("_", "-"))
+    for env_id in ids:
+        assert pettingzoo.make("aec", env_id).unwrapped.game.name == name
+        assert pettingzoo.make("parallel", env_id).unwrapped.game.name == name
+    # envs.make takes module names; another spelling is refused, naming the module name it meant.
+    for spelling in ids:
+        with pytest.raises(ValueError, match=f"Did you mean '{name}'"):
+            envs.make(spelling)
+
+
 @pytest.mark.parametrize("name,family,config", CASES)
 def test_fuzz_invariants(name, family, config):
     game = module(name).Game(**config)
@@ -312,8 +330,13 @@ def test_corrupt_or_mismatched_state_is_rejected(name, family, config):
 @pytest.mark.parametrize("name", GAMES)
 def test_bad_config_is_rejected_clearly(name):
     mod = module(name)
-    with pytest.raises(ConfigError, match="unknown config keyword"):
+    with pytest.raises(ConfigError, match="unknown config keyword") as refused:
         mod.raw_env(no_such_option=1)
+    # The message lists every keyword the caller could have meant: the game's and the environment's.
+    for keyword in (*mod.Game().config, "max_cycles", "render_mode", "illegal_action"):
+        assert keyword in str(refused.value), keyword
+    with pytest.raises(ConfigError, match="did you mean 'max_cycles'"):
+        mod.env(max_cycle=5)
     with pytest.raises(ConfigError, match="max_cycles"):
         mod.raw_env(max_cycles=0)
     with pytest.raises(ConfigError, match="render_mode"):

@@ -11,7 +11,7 @@ import pytest
 import agents
 import envs
 from envs.core.game import TURN_KINDS
-from envs.core.provenance import check_provenance
+from envs.provenance import check_provenance
 from tools import properties
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

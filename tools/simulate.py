@@ -25,6 +25,9 @@ chosen with ``--variants all`` or a comma list of their labels, plus any ``--var
 
 The table goes to stdout (and ``--json`` if given), the plot (game length per configuration and win
 rate by turn-order position, with intervals) to ``--out``.
+
+``--workers N`` plays the games in N local processes and ``--ray-address ADDRESS`` on a Ray cluster
+(:mod:`agents.pool`); each game is seeded by its number, so the report is the same either way.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ import envs
 from agents.runner import Runner, RunnerHooks
 from agents.scoring import score_game
 from envs.core import ConfigError
-from envs.core.provenance import image_metadata, provenance
+from envs.provenance import image_metadata, provenance
 from agents.stats import wilson_interval
 
 AGENT_ALIASES = {"heuristic": "heuristic-v1", "greedy": "heuristic-v1", "random": "random-v0"}
@@ -63,6 +66,8 @@ class Args:
     out: str = "simulation.png"
     json: str | None = None
     progress: bool = True
+    workers: int | None = None
+    ray_address: str | None = None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=d.out, help="where the plot goes (default: %(default)s)")
     p.add_argument("--json", default=d.json, metavar="PATH", help="also write the full report as JSON (default: none)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="hide the progress bar (default: shown)")
+    p.add_argument("--workers", type=int, default=d.workers,
+                   help="worker processes playing the games (default: 1, this process; with --ray-address, "
+                   "one per CPU of the cluster)")
+    p.add_argument("--ray-address", default=d.ray_address, metavar="ADDRESS",
+                   help="play the games on this Ray cluster ('auto', HOST:6379 or ray://HOST:10001; needs the "
+                   "rllib extra and this package on every node), with the same report (default: local)")
     return p
 
 
@@ -212,16 +223,25 @@ def summarise(label: str, config: dict[str, Any], n: int, games: list[dict[str, 
     }
 
 
-def run_config(args: Args, game_name: str, config: dict[str, Any], label: str, bar=None) -> dict[str, Any]:
-    env_config = dict(config) if args.max_cycles is None else dict(config, max_cycles=args.max_cycles)
-    game = envs.make_game(game_name, **config)
-    ids = agent_ids(args.agents, game_name, game.num_players)
-    games = []
-    for i in range(args.games):
-        games.append(play_one(game_name, env_config, ids, args.seed + i))
-        if bar is not None:
-            bar.update(1)
-    return summarise(label, game.config, game.num_players, games)
+def play_task(task: tuple[str, dict[str, Any], list[str], int]) -> dict[str, Any]:
+    """:func:`play_one` of a ``(game_name, config, agent ids, seed)`` task (the worker side of the pool)."""
+    return play_one(*task)
+
+
+def run_configs(args: Args, game_name: str, configs: dict[str, dict[str, Any]], bar=None) -> list[dict[str, Any]]:
+    """Every configuration's ``args.games`` games (through :mod:`agents.pool`), each summarised."""
+    from agents.pool import map_ordered
+
+    tasks, games = [], {}
+    for label, config in configs.items():
+        env_config = dict(config) if args.max_cycles is None else dict(config, max_cycles=args.max_cycles)
+        games[label] = envs.make_game(game_name, **config)
+        ids = agent_ids(args.agents, game_name, games[label].num_players)
+        tasks += [(game_name, env_config, ids, args.seed + i) for i in range(args.games)]
+    played = map_ordered(play_task, tasks, args.workers, args.ray_address,
+                         on_result=None if bar is None else lambda _i, _r: bar.update(1))
+    return [summarise(label, game.config, game.num_players, played[k * args.games:(k + 1) * args.games])
+            for k, (label, game) in enumerate(games.items())]
 
 
 def declared_variants(game_cls) -> dict[str, dict[str, Any]]:
@@ -386,6 +406,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     game_cls = envs.game_class(game_name)
     if args.games < 1:
         raise fail(f"--games must be at least 1, got {args.games}")
+    from agents.pool import check_ray_address, check_workers
+
+    try:
+        check_workers(args.workers, "--workers")
+        if args.ray_address is not None:
+            check_ray_address(args.ray_address)
+    except (ValueError, ImportError) as exc:
+        raise fail(str(exc)) from None
     base_config: dict[str, Any] = {}
     for item in args.config:
         key, sep, value = item.partition("=")
@@ -405,7 +433,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
         bar = tqdm(total=args.games * len(configs), desc="games", unit="game", file=sys.stderr)
     start = time.time()
-    results = [run_config(args, game_name, config, label, bar) for label, config in configs.items()]
+    results = run_configs(args, game_name, configs, bar)
     if bar is not None:
         bar.close()
     base, variants = results[0], results[1:]

@@ -18,15 +18,21 @@ Behaviour shared by every game
   ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``), implemented natively for speed apart
   from the order-enforcing layer: an illegal move ends the game with −1 for the offender and 0 for
   everyone else, and ``infos[agent]["illegal_action"]`` says what happened.
-* ``reset(seed=s)`` is reproducible (``s`` an integer >= 0: a negative seed is refused, since it
-  would replay the game of ``-s``); ``unwrapped.save_state()`` returns a JSON-compatible dict and
-  ``reset(options={"state": saved})`` continues from it exactly, into any environment of the same
-  game and config, reset before or not. Other option keys are ignored. The save records the step
-  count and the ``max_cycles`` it was made under; on restore the step count carries over but **the
-  restoring environment's own** ``max_cycles`` **wins** (a cap is a property of the environment a
-  user built, like its render mode; the saved value is only checked to be an integer >= 1). So an
-  episode saved after 30 actions and restored into ``raw_env(max_cycles=10)`` of a two-seat game is
-  truncated at once (30 >= 10 x 2).
+* Seeds follow Gymnasium: ``reset(seed=s)`` deals the game of ``s`` (``Game.new_initial_state(s)``;
+  ``s`` an integer >= 0: a negative seed is refused, since it would replay the game of ``-s``) and
+  seeds the stream that every later plain ``reset()`` draws its game from (game ``k`` after it is
+  dealt from ``envs.core.rng.stream_seed(s, k)``), so one seeded reset makes the whole run the same
+  in any process. A first reset without a seed starts a stream from the operating system's
+  entropy; ``episode_seed`` names the seed the current game was dealt from.
+* ``unwrapped.save_state()`` returns a JSON-compatible dict and ``reset(options={"state": saved})``
+  continues from it exactly, into any environment of the same game and config, reset before or
+  not. Other option keys are ignored. The save records the step count and the ``max_cycles`` it was
+  made under; on restore the step count carries over but **the restoring environment's own**
+  ``max_cycles`` **wins** (a cap is a property of the environment a user built, like its render
+  mode; the saved value is only checked to be an integer >= 1). So an episode saved after 30
+  actions and restored into ``raw_env(max_cycles=10)`` of a two-seat game is truncated at once
+  (30 >= 10 x 2). Restoring draws nothing from the stream; ``reset(seed=s, options={"state":
+  saved})`` restores and seeds the stream with ``s``.
 * Actions are Python or numpy integers, or 0-d integer arrays; anything else (a float, even
   ``1.0``, a string, bytes, a bool, a ``Decimal``) raises :class:`~envs.core.errors.IllegalActionError`
   naming it, in ``raw_env`` and ``env`` alike, as does an id outside ``Discrete(num_actions)``.
@@ -42,7 +48,7 @@ Behaviour shared by every game
 
 Public accessors for tools (runners, self-play, front ends) on the unwrapped environment:
 ``game`` (the configured :class:`~envs.core.game.Game`), ``engine_state`` (the full state: never
-hand it to an agent), ``num_steps`` (actions taken this episode), ``cumulative_reward(agent)``,
+hand it to an agent), ``num_steps`` (actions taken this episode), ``episode_seed``, ``cumulative_reward(agent)``,
 ``seat_of(agent)`` / ``agent_of(seat)``, ``player_view(agent)``, ``save_state()`` and
 ``action_to_string(action)``.
 """
@@ -57,12 +63,19 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from envs.core.errors import ConfigError, IllegalActionError, StateError
+from envs.core.errors import ConfigError, IllegalActionError, StateError, UnknownKeywordError
 from envs.core.fields import MAX_COUNT, show
 from envs.core.game import Game, State, action_id
+from envs.core.rng import check_seed, fresh_seed, stream_seed
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
 ILLEGAL_MODES = ("raise", "penalize")
+#: The keywords the environment takes beside the game's own, as an unknown keyword's error lists them.
+ENV_KEYWORDS = {
+    "max_cycles": "an integer >= 1, the truncation cap in cycles",
+    "render_mode": f"None or one of {list(RENDER_MODES)}",
+    "illegal_action": f"raw_env only: one of {list(ILLEGAL_MODES)}",
+}
 
 
 class TabletopEnv(AECEnv):
@@ -88,7 +101,10 @@ class TabletopEnv(AECEnv):
     ) -> None:
         super().__init__()
         self.metadata = dict(type(self).metadata, render_modes=list(RENDER_MODES))
-        self.game: Game = self.game_cls(**config)
+        try:
+            self.game: Game = self.game_cls(**config)
+        except UnknownKeywordError as error:
+            raise error.with_keywords(ENV_KEYWORDS) from None
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ConfigError(
                 f"{self.game.name}: render_mode={render_mode!r} is not allowed; "
@@ -129,6 +145,9 @@ class TabletopEnv(AECEnv):
         self._zero_mask = np.zeros(game.num_actions, dtype=np.int8)
         self._state: State | None = None
         self._steps = 0
+        # The seed stream plain resets draw from: (the seed that started it, games dealt from it since).
+        self._stream: tuple[int, int] | None = None
+        self._episode_seed: int | None = None
         self._returns: dict[str, float] = {}
 
     # ------------------------------------------------------------------------------------------
@@ -141,10 +160,23 @@ class TabletopEnv(AECEnv):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         saved = options.get("state") if isinstance(options, dict) else None
+        if seed is not None:
+            seed = check_seed(seed)
+            self._stream = (seed, 0)
         if saved is not None:
             self._restore(saved)
+            self._episode_seed = None
         else:
+            if seed is None:
+                if self._stream is None:
+                    seed = fresh_seed()
+                    self._stream = (seed, 0)
+                else:
+                    first, dealt = self._stream
+                    self._stream = (first, dealt + 1)
+                    seed = stream_seed(first, dealt + 1)
             self._state = self.game.new_initial_state(seed)
+            self._episode_seed = seed
             self._steps = 0
         self.agent_selection = self.possible_agents[0]  # replaced by _advance (a finished save too)
         self._state.set_step_limit(self._max_steps)
@@ -242,6 +274,13 @@ class TabletopEnv(AECEnv):
     def num_steps(self) -> int:
         """Actions taken in this episode (a restored state continues its saved count)."""
         return self._steps
+
+    @property
+    def episode_seed(self) -> int | None:
+        """The seed this episode's game was dealt from (``game.new_initial_state(episode_seed)`` deals
+        it again), or None for a game restored from a save."""
+        self._reset_state("episode_seed")
+        return self._episode_seed
 
     @property
     def max_steps(self) -> int:

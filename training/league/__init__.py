@@ -32,7 +32,8 @@ How games are scheduled
 * Game ``g`` of a lineup uses deal seed ``seed + g // orderings``; the agent in seat ``s`` is made
   afresh with ``agents.make(id, seed=deal_seed * 1000 + s)``. A game's result therefore depends
   only on its task, never on the worker that played it or on earlier games, and ``--workers``
-  only changes the speed. (A fresh agent per game also means a checkpoint policy is loaded once
+  (local processes) or ``--ray-address`` (a Ray cluster, through :mod:`agents.pool`) only change
+  the speed. (A fresh agent per game also means a checkpoint policy is loaded once
   per game and seat unless its loader caches models.)
 * ``--all`` plays every game at its default config, leaving out, with a warning, any registered
   agent that cannot sit there. A shipped checkpoint trained for another config (Sequence's team

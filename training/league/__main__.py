@@ -12,9 +12,10 @@ from typing import Any, Sequence
 
 import agents
 import envs
+from agents.pool import check_ray_address, check_workers
 from envs.core import ConfigError
 from envs.core.config import parse_key_values
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 from training.league.matches import ENV_KEYWORDS, evaluate, round_robin, table_facts
 from training.league.output import FEW_GAMES, lineup_label, make_console, print_all_summary, print_report, write_outputs
 
@@ -24,6 +25,8 @@ QUICK_BUDGET_S = 40.0
 #: that no table is too small to mean something (the few-games warning's threshold).
 QUICK_MIN_GAMES = FEW_GAMES
 FULL_GAMES = 400  # per lineup: a 95% interval narrower than +-5 points
+#: Local worker processes when --workers is not given.
+LOCAL_WORKERS = min(2, os.cpu_count() or 1)
 
 
 def resolve_agent(game_name: str, agent_id: str) -> str:
@@ -77,10 +80,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--min-cycles", type=int,
                         help="whole seat rotations every lineup plays even past --budget-s "
                         "(default: 1 with --quick, else 0)")
-    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
-                        help="worker processes (default: min(2, cores) = %(default)s)")
+    parser.add_argument("--workers", type=int,
+                        help=f"worker processes (default: min(2, cores) = {LOCAL_WORKERS}; with --ray-address, "
+                        "one per CPU of the cluster)")
     parser.add_argument("--start-method", choices=multiprocessing.get_all_start_methods(),
-                        help="how worker processes start (default: the platform's)")
+                        help="how local worker processes start (default: the platform's)")
+    parser.add_argument("--ray-address", metavar="ADDRESS",
+                        help="play the games on this Ray cluster ('auto' for one started here with ray start, "
+                        "HOST:6379, or ray://HOST:10001; needs the rllib extra and this package on every node), "
+                        "with the same results as locally (default: local processes)")
     parser.add_argument("--out", type=pathlib.Path,
                         help="output folder (default: runs/league/<game>, or runs/league/all with --all)")
     parser.add_argument("--records", type=pathlib.Path, metavar="DIR",
@@ -106,6 +114,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.min_games = QUICK_MIN_GAMES if quick else 0
     if args.min_games < 0:
         raise SystemExit(f"--min-games must be 0 or more, got {args.min_games}")
+    if args.workers is None and args.ray_address is None:
+        args.workers = LOCAL_WORKERS
+    try:
+        check_workers(args.workers, "--workers")
+        if args.ray_address is not None:
+            check_ray_address(args.ray_address)
+            if args.start_method is not None:
+                raise ValueError("--start-method applies to local workers only; leave it out with --ray-address")
+    except (ValueError, ImportError) as exc:
+        raise SystemExit(f"error: {exc}") from None
     if args.all:
         if config:
             raise SystemExit("--all evaluates every game with its default config; --config is per game")
@@ -130,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lineups = round_robin([resolve_agent(args.game, a) for a in ids], num_teams)
     report = evaluate(args.game, lineups, games, config, args.seed, args.workers, not args.no_progress,
                       budget_for(args.budget_s, quick), args.start_method, args.records, args.min_cycles,
-                      args.min_games)
+                      args.min_games, args.ray_address)
     print_report(report, console)
     paths = write_outputs(report, args.out or pathlib.Path("runs/league") / args.game)
     console.print("wrote " + ", ".join(str(p) for p in paths))
@@ -155,7 +173,7 @@ def _run_all(args, games: int, quick: bool, console) -> int:
                 lineups = round_robin(ids, num_teams) if len(ids) >= 2 else [(ids[0],) * num_teams]
                 report = evaluate(name, lineups, games, table_config, args.seed, args.workers, not args.no_progress,
                                   budget_for(args.budget_s, quick), args.start_method, args.records,
-                                  args.min_cycles, args.min_games)
+                                  args.min_cycles, args.min_games, args.ray_address)
             except Exception as exc:  # one unfinished game must not stop the others
                 failures += 1
                 console.print(f"[red]{label}: evaluation failed: {type(exc).__name__}: {exc}[/red]")

@@ -8,10 +8,10 @@ The documentation is the package's (:mod:`training.league`); tables, plots and f
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import json
-import multiprocessing
 import pathlib
 import time
 from collections import Counter
@@ -20,11 +20,12 @@ from typing import Any, Sequence
 
 import agents
 import envs
+from agents.pool import map_unordered
 from agents.records import Record, Recorder
 from agents.runner import TRUNCATED
 from agents.scoring import score_teams
 from envs.core.game import Game
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 from agents.stats import Z95, bootstrap_elo_interval, bradley_terry, pairwise_counts, pairwise_table, wilson_interval
 
 #: Keywords of the environment, not of the game's rules.
@@ -186,23 +187,27 @@ def write_records(game_name: str, results: Sequence[dict], folder: str | pathlib
 
 def play_all(
     tasks: Sequence[Task],
-    workers: int = 1,
+    workers: int | None = 1,
     progress: bool = True,
     desc: str = "games",
     budget_s: float | None = None,
     start_method: str | None = None,
     min_cycles: int = 0,
     min_games: int = 0,
+    ray_address: str | None = None,
 ) -> list[dict]:
-    """Play the tasks (in a process pool when ``workers > 1``); results sorted by lineup and game.
+    """Play the tasks (through :func:`agents.pool.map_unordered`: in a process pool when ``workers >
+    1``, on the Ray cluster at ``ray_address`` when given); results sorted by lineup and game, the
+    same wherever they were played.
 
     With ``budget_s``, no new game starts after that many seconds once every lineup has played its
     first ``min_cycles`` rotation cycles and at least ``min_games`` games (rounded up to whole
     rotation cycles; so a quick report is never empty, or too small to mean something); then every lineup keeps
     the same number of games made of whole rotation cycles (:func:`equal_cut`), so each agent still
     plays each side equally often and lineups stay comparable. ``start_method``
-    (``fork``, ``spawn``, ``forkserver``; default: the platform's) picks how workers start; under
-    ``spawn`` a worker only knows the agents that register themselves when ``agents`` is imported.
+    (``fork``, ``spawn``, ``forkserver``; default: the platform's) picks how local workers start; under
+    ``spawn``, and on a Ray cluster, a worker only knows the agents that register themselves when
+    ``agents`` is imported.
     """
     from tqdm import tqdm
 
@@ -214,28 +219,22 @@ def play_all(
     owed = {(t.lineup_index, t.game_index) for t in tasks if t.cycle < floor[t.lineup_index]}
     results: list[dict] = []
 
-    def add(outcome: dict) -> None:
-        results.append(outcome)
-        owed.discard((outcome["lineup"], outcome["index"]))
-        bar.update()
-
     def out_of_time() -> bool:
         return deadline is not None and not owed and time.perf_counter() > deadline
 
+    parallel = ray_address is not None or (workers or 1) > 1
+    chunk = 1 if deadline is not None or not parallel else max(1, min(16, len(tasks) // ((workers or 8) * 8)))
     bar = tqdm(total=len(tasks), desc=desc, unit="game", disable=not progress, dynamic_ncols=True)
     try:
-        if workers <= 1 or len(tasks) <= 1:
-            for task in tasks:
-                if out_of_time():
-                    break
-                add(play_task(task))
-        else:
-            chunk = 1 if deadline is not None else max(1, min(16, len(tasks) // (workers * 8)))
-            with multiprocessing.get_context(start_method).Pool(processes=workers) as pool:
-                for outcome in pool.imap_unordered(play_task, tasks, chunksize=chunk):
-                    add(outcome)
+        # Checked before each game starts in this process; between results with a pool, whose
+        # workers are stopped when the loop leaves (closing the iterator).
+        with contextlib.closing(map_unordered(play_task, tasks, workers, ray_address, start_method, chunk)) as played:
+            if not out_of_time():
+                for _, outcome in played:
+                    results.append(outcome)
+                    owed.discard((outcome["lineup"], outcome["index"]))
+                    bar.update()
                     if out_of_time():
-                        pool.terminate()
                         break
     finally:
         bar.close()
@@ -441,13 +440,14 @@ def evaluate(
     games: int,
     config: dict[str, Any] | None = None,
     seed: int = 0,
-    workers: int = 1,
+    workers: int | None = 1,
     progress: bool = True,
     budget_s: float | None = None,
     start_method: str | None = None,
     records: str | pathlib.Path | None = None,
     min_cycles: int = 0,
     min_games: int = 0,
+    ray_address: str | None = None,
 ) -> dict[str, Any]:
     """Play every lineup ``games`` times (rounded up to whole rotations) and return the report.
 
@@ -455,7 +455,8 @@ def evaluate(
     not before every lineup has played ``min_cycles`` whole rotation cycles and at least
     ``min_games`` games (rounded up to whole rotation cycles).
     ``records`` names a folder where every game kept in the report is written as a JSON record
-    (:func:`record_file` names them; each result's ``record`` holds its file name).
+    (:func:`record_file` names them; each result's ``record`` holds its file name). ``ray_address``
+    plays the games on that Ray cluster (:mod:`agents.pool`), with the same results as here.
     """
     config = dict(config or {})
     players, num_teams = table_facts(game_name, config)
@@ -469,7 +470,8 @@ def evaluate(
     if records is not None:
         tasks = [replace(task, record=True) for task in tasks]
     start = time.perf_counter()
-    results = play_all(tasks, workers, progress, game_name, budget_s, start_method, min_cycles, min_games)
+    results = play_all(tasks, workers, progress, game_name, budget_s, start_method, min_cycles, min_games,
+                       ray_address)
     elapsed = time.perf_counter() - start
     if records is not None:  # only the games kept in the report (a time budget may cut some)
         write_records(game_name, results, records)
@@ -506,6 +508,7 @@ def evaluate(
         "min_cycles": min_cycles,
         "records": None if records is None else str(records),
         "workers": workers,
+        "ray_address": ray_address,
         "seconds": round(elapsed, 3),
         "interval": f"Wilson score, z={Z95:.3f} (95%)",
         **league_statistics(results, lineups, num_teams),

@@ -7,7 +7,7 @@ import json
 import pathlib
 from typing import Any, Sequence
 
-from envs.core.provenance import image_metadata
+from envs.provenance import image_metadata
 
 
 def _pct(x: float) -> str:
@@ -121,7 +121,9 @@ def games_line(report: dict[str, Any]) -> str:
     texts = report.get("end_reason_texts", {})
     ends = "; ".join(f"{n} {reason}" + (f" ({texts[reason]})" if texts.get(reason, reason) != reason else "")
                      for reason, n in sorted(report["end_reasons"].items()))
-    return (f"{sum(played)} games in {report['seconds']:.1f} s with {report['workers']} worker(s): {per}; "
+    where = (f"on the Ray cluster at {report['ray_address']}" if report.get("ray_address")
+             else f"with {report['workers']} worker(s)")
+    return (f"{sum(played)} games in {report['seconds']:.1f} s {where}: {per}; "
             f"{report['stop_reason']}. How they ended: {ends or 'no games'}.")
 
 

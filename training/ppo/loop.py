@@ -16,7 +16,7 @@ import torch
 
 import agents
 import envs
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 from agents.architectures import build_architecture
 from agents.policy_io import save_policy
 from training.ppo import run_state
