@@ -71,7 +71,7 @@ def test_checkpoint_pages_list_every_indexed_checkpoint_with_its_evaluation(tmp_
         assert f"**`{entry['id']}`**" in page
     sequence = (tmp_path / "checkpoints_sequence_v0.md").read_text(encoding="utf-8")
     # sequence_v0/ppo-v4's eval.json: 197 wins of 400 against heuristic-v1
-    assert "against `sequence_v0/heuristic-v1`: 197/400 wins, 49.2%" in sequence
+    assert "against `sequence_v0/heuristic-v1`: 197/400, 49.2% [44.4, 54.1]" in sequence
 
 
 def test_every_game_has_a_page_with_its_docstring_rules_and_pictures():
