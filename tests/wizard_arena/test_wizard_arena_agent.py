@@ -1,4 +1,4 @@
-"""The heuristic player, and the bout odds quoted by the research sheet."""
+"""The heuristic player, and the bout odds of our notes on the game."""
 
 from __future__ import annotations
 
