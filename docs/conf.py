@@ -20,7 +20,9 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
 
 from docutils import nodes  # noqa: E402
+from sphinx import addnodes  # noqa: E402
 from sphinx.transforms import SphinxTransform  # noqa: E402
+from sphinx.transforms.post_transforms import SphinxPostTransform  # noqa: E402
 
 import envs  # noqa: E402  (after the path so the checkout's package is documented)
 
@@ -158,7 +160,7 @@ def checkpoint_elo(game: str, entries: list[dict], evaluations: dict[str, dict])
 
 
 def _kind(entry: dict, defaults: dict) -> str:
-    kind = "network + search at play time" if "search" in entry["id"].split("/")[1] else "network"
+    kind = "network + search" if "search" in entry["id"].split("/")[1] else "network"
     changed = {k: v for k, v in (entry.get("config") or {}).items() if k in defaults and defaults[k] != v}
     if changed:
         kind += " (" + ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(changed.items())) + ")"
@@ -218,7 +220,9 @@ def checkpoint_page(game: str, checkpoints: Path = ROOT / "checkpoints", move_ti
     text = [
         f"{len(entries)} trained checkpoints, strongest first. Each column of results gives wins/games, the win "
         "rate and its Wilson 95% interval, on fresh seeds with the seats rotated (the commands under each "
-        "checkpoint below rerun them). **Elo**: one Bradley–Terry fit over every evaluation on this page, "
+        "checkpoint below rerun them). **Kind**: a network plays its most likely legal move; "
+        "*+ search* adds a lookahead over sampled hidden cards at play time (`agents.search`). "
+        "**Elo**: one Bradley–Terry fit over every evaluation on this page, "
         "`heuristic-v1` set to 1500; at a table of more than two teams each pair of teams in a game counts as "
         "one comparison, as in the league. **CPU to train**: one core's CPU time of the training run. "
         "**Time a move**: CPU time of one decision on one thread "
@@ -283,6 +287,54 @@ class DocstringSectionsAreNotLabels(SphinxTransform):
                 self.document.nametypes[name] = False
 
 
+#: Repository files that the site shows on a page of its own.
+FILE_PAGES = {
+    "checkpoints/README.md": "reference/checkpoints",
+    "CHANGELOG.md": "changelog",
+    **{f"envs/{game.removesuffix('_v0')}/RULES.md": f"games/{game.removesuffix('_v0')}" for game in GAMES},
+}
+
+
+def literal_target(text: str, docs: set[str]) -> str | None:
+    """The page an inline literal names, if it names one: a documented module (``training.evaluate``),
+    a page of this site by its path (``docs/guide/vector.md``) or a repository file the site shows."""
+    if text in FILE_PAGES and FILE_PAGES[text] in docs:
+        return FILE_PAGES[text]
+    if text.startswith("docs/") and text.endswith(".md") and text[5:-3] in docs:
+        return text[5:-3]
+    if text.split(".")[0] in {"envs", "agents", "training", "play", "tools"} and f"reference/_api/{text}" in docs:
+        return f"reference/_api/{text}"
+    return None
+
+
+class LiteralsAsLinks(SphinxPostTransform):
+    """Module names and page paths written as inline code (```training.evaluate```,
+    ```docs/guide/vector.md```) become links to their page, where a reader would click them."""
+
+    default_priority = 900
+    formats = ("html",)
+
+    def run(self, **kwargs) -> None:
+        docs = set(self.env.found_docs)
+        for node in list(self.document.findall(nodes.literal)):
+            if any(isinstance(a, (nodes.reference, nodes.title, addnodes.desc_signature, addnodes.pending_xref))
+                   for a in _ancestors(node)):
+                continue
+            target = literal_target(node.astext(), docs)
+            if target is None or target == self.env.docname:
+                continue
+            uri = self.app.builder.get_relative_uri(self.env.docname, target)
+            reference = nodes.reference("", "", internal=True, refuri=uri)
+            node.replace_self(reference)
+            reference += node
+
+
+def _ancestors(node):
+    while node.parent is not None:
+        node = node.parent
+        yield node
+
+
 def _generate(app) -> None:
     write_checkpoint_pages()
 
@@ -290,6 +342,7 @@ def _generate(app) -> None:
 def setup(app):
     app.connect("builder-inited", _generate)
     app.add_transform(DocstringSectionsAreNotLabels)
+    app.add_post_transform(LiteralsAsLinks)
     return {"parallel_read_safe": True}
 
 # Ray is an optional extra (``.[rllib]``) with its own environment; its modules are documented without it.

@@ -244,3 +244,14 @@ def test_env_raw_env_and_parallel_env_are_documented_with_types(name):
         assert signature.parameters["render_mode"].annotation != inspect.Parameter.empty
         assert signature.parameters["max_cycles"].annotation != inspect.Parameter.empty
         assert signature.return_annotation in ("AECEnv", "ParallelEnv")
+
+
+def test_module_names_and_page_paths_written_as_code_become_links():
+    conf = load_conf()
+    docs = {"reference/_api/training.evaluate", "guide/vector", "games/sequence", "reference/checkpoints"}
+    assert conf.literal_target("training.evaluate", docs) == "reference/_api/training.evaluate"
+    assert conf.literal_target("docs/guide/vector.md", docs) == "guide/vector"
+    assert conf.literal_target("envs/sequence/RULES.md", docs) == "games/sequence"
+    assert conf.literal_target("checkpoints/README.md", docs) == "reference/checkpoints"
+    for text in ("python -m training.evaluate", "numpy.random", "docs/missing.md", "training.missing"):
+        assert conf.literal_target(text, docs) is None, text
