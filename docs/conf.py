@@ -207,7 +207,17 @@ def checkpoint_page(game: str, checkpoints: Path = ROOT / "checkpoints", move_ti
     evaluations = {e["id"]: json.loads((checkpoints / e["eval"]).read_text(encoding="utf-8")) for e in entries}
     times = json.loads(move_times.read_text(encoding="utf-8")).get("checkpoints", {}) if move_times.is_file() else {}
     defaults = envs.make(game, raw=True).game.default_config
-    elo = checkpoint_elo(game, entries, evaluations)
+    # One fit per table: checkpoints trained for another config (Sequence's 2 teams of 2) met the
+    # baselines at that table, whose strengths there are not the ones at the default table.
+    # Keywords that change only what a seat observes (Game.observation_keys) leave the table as it is.
+    observation_keys = envs.make(game, raw=True).game.observation_keys
+    tables: dict[str, list[dict]] = {}
+    for entry in entries:
+        config = {k: v for k, v in (entry.get("config") or {}).items() if k not in observation_keys}
+        tables.setdefault(_kind({**entry, "config": config}, defaults).partition(" (")[2].rstrip(")"), []).append(entry)
+    fits = {table: checkpoint_elo(game, group, evaluations) for table, group in tables.items()}
+    elo = {entry["id"]: fits[table][entry["id"]] for table, group in tables.items() for entry in group
+           if entry["id"] in fits[table]}
     entries.sort(key=lambda e: (-elo.get(e["id"], float("-inf")), e["id"]))
 
     def strength(entry: dict, baseline: str) -> str:
@@ -222,9 +232,9 @@ def checkpoint_page(game: str, checkpoints: Path = ROOT / "checkpoints", move_ti
         "rate and its Wilson 95% interval, on fresh seeds with the seats rotated (the commands under each "
         "checkpoint below rerun them). **Kind**: a network plays its most likely legal move; "
         "*+ search* adds a lookahead over sampled hidden cards at play time (`agents.search`). "
-        "**Elo**: one Bradley–Terry fit over every evaluation on this page, "
-        "`heuristic-v1` set to 1500; at a table of more than two teams each pair of teams in a game counts as "
-        "one comparison, as in the league. **CPU to train**: one core's CPU time of the training run. "
+        "**Elo**: one Bradley–Terry fit over the evaluations of each table (config) on this page, "
+        "`heuristic-v1` set to 1500 at each; at a table of more than two teams each pair of teams in a game counts "
+        "as one comparison, as in the league. **CPU to train**: one core's CPU time of the training run. "
         "**Time a move**: CPU time of one decision on one thread "
         "(`python -m benchmarks.move_times`, which writes `docs/reference/move_times.json`).",
         "",
@@ -240,10 +250,11 @@ def checkpoint_page(game: str, checkpoints: Path = ROOT / "checkpoints", move_ti
             f"{evaluations[entry['id']].get('training_compute', '—')} | "
             f"{_fmt_ms(timing['ms_per_move']) if timing else '—'} |"
         )
-    baselines = sorted((name for name in elo if name not in evaluations), key=lambda n: -elo[n])
-    if baselines:
-        text += ["", "The baselines in the same fit: " + ", ".join(
-            f"`{name}` {elo[name]:.0f}" for name in baselines) + "."]
+    for table, fit in fits.items():
+        baselines = sorted((name for name in fit if name not in evaluations), key=lambda n: -fit[n])
+        if baselines:
+            where = f" at the table `{table}` (its own fit)" if table else (" at the default table" if len(fits) > 1 else "")
+            text += ["", f"The baselines{where}: " + ", ".join(f"`{name}` {fit[name]:.0f}" for name in baselines) + "."]
     for entry in entries:
         evaluation = evaluations[entry["id"]]
         text += ["", f"**`{entry['id']}`** — {entry['description']}", ""]
