@@ -173,8 +173,7 @@ def _opponents_heading(game: str, entries: list[dict], evaluations: dict[str, di
         for _, lineup in _measurements(evaluations[entry["id"]]):
             if _field(entry["id"], lineup) == f"{game}/{baseline}" and len(lineup["teams"]) > 2:
                 teams = len(lineup["teams"])
-                return (f"first places among {_WORDS.get(teams - 1, teams - 1)} `{baseline}` "
-                        f"(fair share {_percent(1 / teams)})")
+                return f"first places among {_WORDS.get(teams - 1, teams - 1)} `{baseline}`"
     return f"wins against `{baseline}`"
 
 
@@ -227,19 +226,24 @@ def checkpoint_page(game: str, checkpoints: Path = ROOT / "checkpoints", move_ti
         return "not measured"
 
     headings = [_opponents_heading(game, entries, evaluations, b) for b in BASELINES]
+    teams = max((len(lineup["teams"]) for e in entries for _, lineup in _measurements(evaluations[e["id"]])), default=2)
+    fair = (f"At these tables of {teams} players the fair share of first places, what a player as strong as the others "
+            f"would take, is {_percent(1 / teams)}. ") if teams > 2 else ""
     text = [
         f"{len(entries)} trained checkpoints, strongest first. Each column of results gives wins/games, the win "
         "rate and its Wilson 95% interval, on fresh seeds with the seats rotated (the commands under each "
-        "checkpoint below rerun them). **Kind**: a network plays its most likely legal move; "
+        "checkpoint below rerun them). " + fair + "**Kind**: a network plays its most likely legal move; "
         "*+ search* adds a lookahead over sampled hidden cards at play time (`agents.search`). "
         "**Elo**: one Bradley–Terry fit over the evaluations of each table (config) on this page, "
         "`heuristic-v1` set to 1500 at each; at a table of more than two teams each pair of teams in a game counts "
-        "as one comparison, as in the league. **CPU to train**: one core's CPU time of the training run. "
+        "as one comparison, as in the league. **CPU to train**: one core's CPU time of the training run, rounded. "
         "**Time a move**: CPU time of one decision on one thread "
         "(`python -m benchmarks.move_times`, which writes `docs/reference/move_times.json`).",
         "",
+        ":::{container} checkpoint-table",
+        "",
         f"| id | kind | {headings[0]} | {headings[1]} | Elo | CPU to train | time a move |",
-        "|---|---|---|---|--:|---|--:|",
+        "|---|---|---|---|--:|--:|--:|",
     ]
     for entry in entries:
         rating = elo.get(entry["id"])
@@ -247,9 +251,10 @@ def checkpoint_page(game: str, checkpoints: Path = ROOT / "checkpoints", move_ti
         text.append(
             f"| `{entry['id']}` | {_kind(entry, defaults)} | {strength(entry, BASELINES[0])} | "
             f"{strength(entry, BASELINES[1])} | {'—' if rating is None else f'{rating:.0f}'} | "
-            f"{evaluations[entry['id']].get('training_compute', '—')} | "
+            f"{evaluations[entry['id']].get('training_compute', '—').removeprefix('about ')} | "
             f"{_fmt_ms(timing['ms_per_move']) if timing else '—'} |"
         )
+    text += ["", ":::"]
     for table, fit in fits.items():
         baselines = sorted((name for name in fit if name not in evaluations), key=lambda n: -fit[n])
         if baselines:
