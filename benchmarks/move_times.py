@@ -92,7 +92,8 @@ def main(argv: list[str] | None = None) -> None:
         "provenance": provenance(),
         "what": "CPU milliseconds per decision of each checkpoint (torch on one thread), from its team's seats "
                 "against heuristic-v1, seeded games, seats rotated; policy loading not counted",
-        "command": "python -m benchmarks.move_times" + (f" --games {args.games}" if args.games != 4 else ""),
+        "command": "python -m benchmarks.move_times" + (f" --ids {' '.join(args.ids)}" if args.ids else "")
+                   + (f" --games {args.games}" if args.games != 4 else ""),
         "checkpoints": {},
     }
     for entry in chosen:
