@@ -106,7 +106,8 @@ def test_declared_board_layout_fits_the_observation_and_actions(name, family, co
     game = envs.make_game(name, **config)
     layout = game.board_layout
     if layout is None:
-        pytest.skip(f"{name} declares no board")
+        pytest.skip(f"{name} declares no board_layout (no grid of squares in its observation for a "
+                    "convolutional network), so there is nothing to check")
     assert set(layout) == {"channels", "height", "width", "layout", "circular", "square_heads"}
     board = layout["channels"] * layout["height"] * layout["width"]
     assert 0 < board < int(np.prod(game.observation_shape)) and layout["layout"] in ("planes", "squares")
@@ -119,7 +120,8 @@ def test_declared_table_layout_fits_the_observation_and_actions(name, family, co
     game = envs.make_game(name, **config)
     table = game.table_layout
     if table is None:
-        pytest.skip(f"{name} declares no table")
+        pytest.skip(f"{name} declares no table_layout (no block of like rows, one per player or piece, "
+                    "in its observation for a shared-weight network to read), so there is nothing to check")
     assert set(table) == {"offset", "rows", "row_len", "row_actions", "action_blocks"}
     obs_dim = int(np.prod(game.observation_shape))
     end = table["offset"] + table["rows"] * table["row_len"]

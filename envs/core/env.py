@@ -60,7 +60,7 @@ from typing import Any, Callable
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import AECEnv
+from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 
 from envs.core.errors import ConfigError, IllegalActionError, StateError, UnknownKeywordError
@@ -381,14 +381,42 @@ def make_env_factories(game_cls: type[Game]) -> tuple[Callable[..., AECEnv], typ
     raw_env.__qualname__ = f"{game_cls.name}.raw_env"
     raw_env.__module__ = f"envs.{game_cls.name}"
 
-    def env(**config: Any) -> AECEnv:
+    def env(*, render_mode: str | None = None, max_cycles: int | None = None, **config: Any) -> AECEnv:
         if "illegal_action" in config:
             raise ConfigError("env() always penalises illegal actions; use raw_env() to choose")
-        inner = raw_env(illegal_action="penalize", **config)
+        inner = raw_env(render_mode=render_mode, max_cycles=max_cycles, illegal_action="penalize", **config)
         return wrappers.OrderEnforcingWrapper(inner)
 
-    env.__doc__ = f"The standard wrapped {game_cls.name} environment (see the module docstring)."
+    # Named as the game module's own, so that the API reference lists it there with its docstring.
+    env.__module__ = raw_env.__module__
+    env.__qualname__ = env.__name__ = "env"
+    env.__doc__ = _FACTORY_DOC.format(
+        summary=f"The standard {game_cls.name} environment: PettingZoo's AEC API, an illegal action "
+                "ends the game with −1 for the player who made it, and calls out of order are refused.",
+        extra="", returns="the environment, wrapped in PettingZoo's ``OrderEnforcingWrapper``.")
+    raw_env.__doc__ = _FACTORY_DOC.format(
+        summary=f"The strict {game_cls.name} environment class: an illegal action raises "
+                ":class:`~envs.core.errors.IllegalActionError` naming the action and the state.",
+        extra="    illegal_action: ``\"raise\"`` (the default) or ``\"penalize\"`` (as ``env()``).\n",
+        returns="",
+    ).split("\n\nReturns:")[0]
     return env, raw_env
+
+
+_FACTORY_DOC = """{summary}
+
+Args:
+    render_mode: ``None``, ``"ansi"`` (``render()`` returns the board as text), ``"rgb_array"`` (an
+        image array) or ``"human"`` (the text printed).
+    max_cycles: the episode is truncated after ``max_cycles`` × the number of seats actions; ``None``
+        for the game's default.
+{extra}    **config: the game's config keywords, each checked (the table "Config keywords" in the module
+        docstring); an unknown keyword or a value out of range raises
+        :class:`~envs.core.errors.ConfigError` saying what is allowed.
+
+Returns:
+    {returns}
+"""
 
 
 def make_parallel_env(env: Callable[..., AECEnv], game_cls: type[Game]) -> Callable[..., Any]:
@@ -398,10 +426,15 @@ def make_parallel_env(env: Callable[..., AECEnv], game_cls: type[Game]) -> Calla
     stay turn-based, so the seat to act is the one whose ``action_mask`` is not all zeros."""
     from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
-    def parallel_env(**config: Any) -> Any:
-        return turn_based_aec_to_parallel(env(**config))
+    def parallel_env(
+        *, render_mode: str | None = None, max_cycles: int | None = None, **config: Any
+    ) -> ParallelEnv:
+        return turn_based_aec_to_parallel(env(render_mode=render_mode, max_cycles=max_cycles, **config))
 
-    parallel_env.__doc__ = (f"The {game_cls.name} environment in PettingZoo's parallel API (turn-based: "
-                            "see ``envs.core.env.make_parallel_env``).")
+    parallel_env.__doc__ = _FACTORY_DOC.format(
+        summary=f"The {game_cls.name} environment in PettingZoo's parallel API, turn-based: each "
+                "``step(actions)`` reads only the action of the seat to act (see "
+                ":func:`envs.core.env.make_parallel_env`).",
+        extra="", returns="``env(**config)`` through PettingZoo's ``turn_based_aec_to_parallel``.")
     parallel_env.__module__ = f"envs.{game_cls.name}"
     return parallel_env
