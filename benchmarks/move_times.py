@@ -23,7 +23,7 @@ from typing import Any
 import agents
 import envs
 from agents.runner import play_game
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "reference" / "move_times.json"
