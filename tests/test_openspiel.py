@@ -302,3 +302,27 @@ def test_the_ismcts_agent_sits_at_a_tabletop_table():
     assert record.length > 0 and sum(record.returns) == 0.0
     with pytest.raises(ValueError, match="num_simulations"):
         agents.make("pans_trial_v0/ismcts-v0", num_simulations=0)
+
+
+def test_openspiels_rl_environment_plays_the_games():
+    from open_spiel.python import rl_environment
+
+    env = rl_environment.Environment(load("pans_trial_v0", seed=3))
+    rng = random.Random(0)
+    step = env.reset()
+    while not step.last():
+        seat = step.observations["current_player"]
+        step = env.step([rng.choice(step.observations["legal_actions"][seat])])
+    assert sum(step.rewards) == 0.0 and len(step.observations["info_state"][0]) == 987
+
+
+def test_the_pages_openspiel_blocks_run():
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parent.parent / "docs" / "guide" / "openspiel_torchrl.md"
+    blocks = re.findall(r"^```\{code-block\} python\n:class: run-with-openspiel\n\n(.*?)^```$",
+                        page.read_text(encoding="utf-8"), re.S | re.M)
+    assert len(blocks) == 2
+    for i, code in enumerate(blocks):
+        exec(compile(code, f"{page.name}[openspiel {i}]", "exec"), {"__name__": "__docs__"})
