@@ -326,3 +326,13 @@ def test_the_pages_openspiel_blocks_run():
     assert len(blocks) == 2
     for i, code in enumerate(blocks):
         exec(compile(code, f"{page.name}[openspiel {i}]", "exec"), {"__name__": "__docs__"})
+
+
+def test_the_bridge_benchmark_runs(capsys):
+    from benchmarks import openspiel_bridge
+
+    openspiel_bridge.main(["--positions", "1"])
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[1:]] == list(envs.NAMES)
+    with pytest.raises(SystemExit):
+        openspiel_bridge.main(["--positions", "0"])
