@@ -35,15 +35,15 @@ Every config keyword of the game is a game parameter, with the game's own defaul
 
 * ``max_cycles`` (int, the environment's default): the step limit is ``max_cycles x num_players``
   actions, as in ``env(max_cycles=...)``; a state at the limit is terminal.
-* ``seed`` (int, default -1): the stream the games are dealt from. The ``k``-th state this game
-  object deals draws its seed from ``random.Random(seed)``, so one seed makes a whole run
-  reproducible; -1 draws every game's seed from the operating system.
+* ``seed`` (int, default -1): the stream the games are dealt from. The games this game object deals
+  draw their seeds in turn from ``random.Random(seed)``, so one seed makes a whole run reproducible;
+  -1 draws every game's seed from the operating system.
 
 OpenSpiel holds a parameter as one scalar (bool, int, float or string) and never as None. A keyword
 whose default is None or a list is therefore a **string** parameter read like a ``KEY=VALUE`` on this
 project's command lines: JSON if the text parses as JSON, else the plain text. These are Sequence's
 ``sequences_to_win`` (``"null"``, the default, or e.g. ``"1"``), Dojo's ``board_file`` (``"null"``
-or a path) and Pans Trial's ``trump_order`` (a JSON list such as
+or a path) and Pan's Trial's ``trump_order`` (a JSON list such as
 ``'["weapons", "ballista", "traps", "walls"]'``). OpenSpiel's integers are 32-bit, so Sequence's
 ``layout_seed`` takes values below 2**31 here. A float keyword takes a float (``0.15``, not ``1``).
 
@@ -153,6 +153,10 @@ def game_parameters(engine: EngineGame, max_cycles: int | None = None, seed: int
               for k, v in engine.config.items()}
     params["max_cycles"] = int(max_cycles if max_cycles is not None else type(engine).default_max_cycles)
     params["seed"] = int(seed)
+    for key, value in params.items():
+        if isinstance(value, int) and not isinstance(value, bool) and not -2**31 <= value < 2**31:
+            raise ValueError(f"{short_name(engine.name)}: {key}={value} does not fit OpenSpiel's integer "
+                             f"parameters (32-bit: below 2**31)")
     return params
 
 

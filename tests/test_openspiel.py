@@ -117,6 +117,8 @@ def test_bad_parameters_are_refused_with_what_is_allowed():
         pyspiel.load_game("python_tabletop_sequence_v0", {"max_cycles": 0})
     with pytest.raises(ValueError, match="seed"):
         pyspiel.load_game("python_tabletop_sequence_v0", {"seed": -2})
+    with pytest.raises(ValueError, match="layout_seed=2147483648 does not fit"):
+        openspiel.load(envs.make_game("sequence_v0", layout="generated", layout_seed=2**31))
 
 
 def test_the_step_limit_is_counted_as_env_counts_it():
