@@ -338,3 +338,40 @@ def test_the_bridge_benchmark_runs(capsys):
     assert [line.split()[0] for line in lines[1:]] == list(envs.NAMES)
     with pytest.raises(SystemExit):
         openspiel_bridge.main(["--positions", "0"])
+
+
+@pytest.mark.parametrize("name", envs.NAMES)
+def test_the_ismcts_agents_choice_depends_only_on_what_the_seat_may_know(name):
+    # The check tests/test_agents.py makes of every rule-based agent, with fewer simulations.
+    game = envs.make_game(name)
+    state = game.new_initial_state(17)
+    rng, guesses = random.Random(17), random.Random(5)
+    checked = 0
+    for step in range(60):
+        if state.is_terminal() or checked == 3:
+            break
+        seat = state.current_player()
+        if step % 7 == 3 and len(state.legal_actions()) > 1:
+            twin = game.state_from_view(state.player_view(seat), guesses)
+            choices = []
+            for position in (state, twin):
+                bot = agents.make(f"{name}/ismcts-v0", seed=123, num_simulations=12)
+                bot.reset(seat, game)
+                action = bot.act(position.seat_observation(seat), position.player_view(seat))
+                assert position.legal_mask()[action]
+                choices.append(action)
+            assert choices[0] == choices[1]
+            checked += 1
+        legal = state.legal_actions()
+        state.apply_action(legal[rng.randrange(len(legal))])
+    assert checked >= 1
+
+
+def test_the_ismcts_agent_plays_the_same_game_from_the_same_seed():
+    def lineup():
+        return [agents.make("pans_trial_v0/ismcts-v0", seed=3, num_simulations=6),
+                agents.make("pans_trial_v0/random-v0", seed=4)]
+
+    a = agents.play_game("pans_trial_v0", lineup(), seed=8, record_actions=True)
+    b = agents.play_game("pans_trial_v0", lineup(), seed=8, record_actions=True)
+    assert a.actions == b.actions and a.returns == b.returns
