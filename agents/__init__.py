@@ -43,6 +43,11 @@ def load_game_agents(game_name: str) -> list[str]:
 for _game in envs.NAMES:
     load_game_agents(_game)
 
+# OpenSpiel's IS-MCTS at every game, where the openspiel extra is installed (left out otherwise).
+from agents.ismcts import register_ismcts  # noqa: E402
+
+register_ismcts(envs.NAMES)
+
 # Trained policies listed in checkpoints/index.json (loaded lazily, on first use).
 from agents.checkpoint import register_index  # noqa: E402
 

@@ -361,6 +361,7 @@ def setup(app):
     app.add_post_transform(LiteralsAsLinks)
     return {"parallel_read_safe": True}
 
-# Ray is an optional extra (``.[rllib]``) with its own environment; its modules are documented without it.
-autodoc_mock_imports = ["ray"]
+# Ray and OpenSpiel are optional extras (``.[rllib]``, ``.[openspiel]``) with environments of their own; their
+# modules are documented without them.
+autodoc_mock_imports = ["ray", "pyspiel", "open_spiel"]
 autodoc_inherit_docstrings = False  # a method without its own docstring does not borrow gymnasium's
