@@ -27,8 +27,8 @@ for replaying it: a record from another commit or a dirty tree replays as long a
 final position do.
 
 Every game runs in :class:`agents.runner.Runner`, and :class:`Recorder` is the runner hook that
-writes its record move by move: play sessions (``play/``), evaluation (``python -m
-training.evaluate --records DIR``) and tournaments (``python -m tools.tournament --records DIR``)
+writes its record move by move: play sessions (``play/``), the league (``python -m
+training.league --records DIR``) and tournaments (``python -m tools.tournament --records DIR``)
 all use it; :func:`record_game` writes the record of a game already played from its actions.
 :func:`replay` plays a record again in the runner, every seat played from the record, and refuses
 it with a :class:`RecordError` naming the first move that does not replay (another seat to act, an

@@ -312,7 +312,7 @@ FILE_PAGES = {
 
 
 def literal_target(text: str, docs: set[str]) -> str | None:
-    """The page an inline literal names, if it names one: a documented module (``training.evaluate``),
+    """The page an inline literal names, if it names one: a documented module (``training.league``),
     a page of this site by its path (``docs/guide/vector.md``) or a repository file the site shows."""
     if text in FILE_PAGES and FILE_PAGES[text] in docs:
         return FILE_PAGES[text]
@@ -324,7 +324,7 @@ def literal_target(text: str, docs: set[str]) -> str | None:
 
 
 class LiteralsAsLinks(SphinxPostTransform):
-    """Module names and page paths written as inline code (```training.evaluate```,
+    """Module names and page paths written as inline code (```training.league```,
     ```docs/guide/vector.md```) become links to their page, where a reader would click them."""
 
     default_priority = 900

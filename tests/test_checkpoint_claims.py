@@ -1,6 +1,6 @@
 """Every win rate an index description quotes is the one its ``eval.json`` measured.
 
-Descriptions are what ``python -m training.evaluate --list`` and the front ends show next to an id,
+Descriptions are what ``agents.describe(id)`` returns and the documentation's checkpoint tables show next to an id,
 so a number there that drifts from the evaluation (a re-run, a copy from the wrong line) would be a
 claim nobody measured. A claim is a percentage followed, within a few words, by ``vs``, ``against``
 or ``among three/five`` and an opponent id (``heuristic-v1``); it must match the checkpoint's own

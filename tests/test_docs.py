@@ -155,7 +155,7 @@ def test_every_evaluation_command_is_runnable_as_written():
         for command, lineup in measured:
             assert command and "OPPONENT" not in command and "..." not in command, (entry["id"], command)
             words = command.split()
-            assert words[:3] == ["python", "-m", "training.evaluate"] and words[words.index("--game") + 1] == entry["game"]
+            assert words[:3] == ["python", "-m", "training.league"] and words[words.index("--game") + 1] == entry["game"]
             teams = words[words.index("--lineup") + 1:words.index("--games")]
             assert teams == lineup["teams"] and teams[0] == entry["id"], (entry["id"], command)
             requested = int(words[words.index("--games") + 1])
@@ -248,10 +248,10 @@ def test_env_raw_env_and_parallel_env_are_documented_with_types(name):
 
 def test_module_names_and_page_paths_written_as_code_become_links():
     conf = load_conf()
-    docs = {"reference/_api/training.evaluate", "guide/vector", "games/sequence", "reference/checkpoints"}
-    assert conf.literal_target("training.evaluate", docs) == "reference/_api/training.evaluate"
+    docs = {"reference/_api/training.league", "guide/vector", "games/sequence", "reference/checkpoints"}
+    assert conf.literal_target("training.league", docs) == "reference/_api/training.league"
     assert conf.literal_target("docs/guide/vector.md", docs) == "guide/vector"
     assert conf.literal_target("envs/sequence/RULES.md", docs) == "games/sequence"
     assert conf.literal_target("checkpoints/README.md", docs) == "reference/checkpoints"
-    for text in ("python -m training.evaluate", "numpy.random", "docs/missing.md", "training.missing"):
+    for text in ("python -m training.league", "numpy.random", "docs/missing.md", "training.missing"):
         assert conf.literal_target(text, docs) is None, text
