@@ -101,6 +101,26 @@ def test_tiny_run_trains_logs_and_saves_a_loadable_policy(tmp_path, game, extra)
     assert record.length > 0
 
 
+def test_the_numpy_sequence_backend_trains_exactly_as_the_reference_engines(tmp_path):
+    """The tables run on envs.vector's public API, so any backend serves them; Sequence's numpy engine
+    plays the same games, hence the same run (teacher views and snapshots included)."""
+    extra = ["--opponents", "random-v0", "heuristic-v1", "self", "--teacher", "heuristic-v1", "--bc-steps", "32",
+             "--kl-coef", "0.5"]
+    runs = {}
+    for backend in ("python", "numpy"):
+        runs[backend] = tiny_run(tmp_path / backend, "sequence_v0", *extra, "--backend", backend, steps=128)
+    states = {b: json.loads((run / "checkpoint" / "state.json").read_text()) for b, run in runs.items()}
+    timing = ("cpu_seconds", "steps_per_cpu_s", "steps_per_wall_s")
+    curves = {b: [{k: v for k, v in row.items() if k not in timing and not k.endswith("_share")}
+                  for row in state["curve"]] for b, state in states.items()}
+    assert curves["python"] == curves["numpy"] and states["python"]["games_dealt"] == states["numpy"]["games_dealt"]
+    from safetensors.torch import load_file
+
+    weights = {b: load_file(str(run / "checkpoint" / "model.safetensors")) for b, run in runs.items()}
+    for name, value in weights["python"].items():
+        assert torch.equal(value, weights["numpy"][name]), name
+
+
 def test_loading_a_policy_skips_the_random_initialisation_it_overwrites(monkeypatch):
     from agents import nets
 
@@ -497,16 +517,17 @@ def test_team_game_learner_decides_only_for_its_team():
         rows = [i for i in range(tables.n) if tables.active[i]]
         chosen = []
         for i in rows:
-            seat = tables.states[i].current_player()
+            seat = tables.state(i).current_player()
             assert seat in tables.learner[i] and seat % 2 == tables.team[i]
             assert tables.learner_seat(i) == seat
             decisions += 1
-            chosen.append(int(rng.choice(tables.states[i].legal_actions())))
-        obs, mask = tables.observe(rows)  # the backend's buffers are the engine's observation and mask
+            chosen.append(int(rng.choice(tables.state(i).legal_actions())))
+        obs, mask = tables.observe(rows)  # the batch's buffers are the engine's observation and mask
         for j, i in enumerate(rows):
-            seat = tables.states[i].current_player()
-            assert np.array_equal(obs[j], game.observe(tables.states[i], seat))
-            assert np.array_equal(mask[j], tables.states[i].legal_mask().astype(bool))
+            state = tables.state(i)
+            seat = state.current_player()
+            assert np.array_equal(obs[j], game.observe(state, seat))
+            assert np.array_equal(mask[j], state.legal_mask().astype(bool))
         tables.play(rows, chosen)
         tables.advance(lambda k, rows: [])
     assert len(tables.finished) == 6 and decisions > 0
@@ -522,12 +543,12 @@ def test_tables_refuse_an_illegal_learner_action_before_any_table_moves():
 
     tables = ppo.Tables(game, 2, deal, max_actions=400)
     tables.advance(lambda k, rows: [])
-    before = [game.save(s) for s in tables.states]
-    legal = int(np.flatnonzero(tables.states[0].legal_mask())[0])
-    illegal = int(np.flatnonzero(tables.states[1].legal_mask() == 0)[0])
+    before = [game.save(tables.state(i)) for i in range(2)]
+    legal = int(np.flatnonzero(tables.state(0).legal_mask())[0])
+    illegal = int(np.flatnonzero(tables.state(1).legal_mask() == 0)[0])
     with pytest.raises(IllegalActionError, match=f"table 1: action {illegal} .* is illegal"):
         tables.play([0, 1], [legal, illegal])
-    assert [game.save(s) for s in tables.states] == before
+    assert [game.save(tables.state(i)) for i in range(2)] == before
 
 
 def test_tables_cut_games_at_max_actions():
@@ -566,6 +587,7 @@ def test_help_documents_every_option(capsys):
         (["--config", "[1]"], "JSON object"),
         (["--opponents", "random-v0", "--opponent-weights", "1", "2"], "one non-negative weight"),
         (["--temperature", "0"], "must lie in [0.05, 20]"),
+        (["--game", "pans_trial_v0", "--backend", "numpy"], "--backend 'numpy' is not available for pans_trial_v0"),
     ],
 )
 def test_bad_arguments_are_refused_with_the_allowed_values(argv, needle, capsys):
@@ -658,6 +680,7 @@ def test_list_options_take_values_of_their_annotated_type():
 
 
 def test_teacher_workers_give_the_same_labels_and_report_their_cpu_time():
+    from agents.runner import seat_inputs
     from training.teachers import TeacherLabels
 
     game = envs.make_game("sequence_v0")
@@ -668,8 +691,9 @@ def test_teacher_workers_give_the_same_labels_and_report_their_cpu_time():
     try:
         for _ in range(12):
             rows = [i for i, s in enumerate(states) if not s.is_terminal()]
-            labels = alone.actions(states, rows)
-            assert shared.actions(states, rows) == labels
+            inputs = [(i, states[i].current_player(), *seat_inputs(states[i], states[i].current_player())) for i in rows]
+            labels = alone.actions(inputs)
+            assert shared.actions(inputs) == labels
             for i, action in zip(rows, labels):
                 assert states[i].legal_mask()[action]
                 # move on with a random legal action so the tables drift apart from the teacher's line
@@ -693,10 +717,11 @@ def test_teacher_workers_leave_when_the_trainer_is_killed(tmp_path):
 
     script = (
         "import os, envs\n"
+        "from agents.runner import seat_inputs\n"
         "from training.teachers import TeacherLabels\n"
         "t = TeacherLabels('sequence_v0', {}, 'heuristic-v1', seed=1, workers=1)\n"
         "states = [envs.make_game('sequence_v0').new_initial_state(seed=s) for s in range(3)]\n"
-        "t.actions(states, [0, 1, 2])\n"
+        "t.actions([(i, s.current_player(), *seat_inputs(s, s.current_player())) for i, s in enumerate(states)])\n"
         "print(*[p.pid for pool in t.pools for p in pool._processes.values()], flush=True)\n"
         "os._exit(0)  # no shutdown, as when a signal stops a training run\n"
     )

@@ -13,7 +13,7 @@ the same counts back:
   the win rate carries its Wilson 95% interval as ``win_rate_ci95``, and games and wins by the
   team's side (side 0 moves first).
 
-The games are stepped in batches on :class:`training.ppo.tables.Tables` over ``envs.vector`` (one
+The games are stepped in batches on :class:`training.vector_env.Tables` over ``envs.vector`` (one
 forward per step for all tables), so an evaluation costs about what the games themselves cost.
 """
 
@@ -27,7 +27,7 @@ import agents
 import envs
 from training.matches import AgentLine
 from training.ppo.algo import masked_log_probs
-from training.ppo.tables import Outcome, Tables
+from training.vector_env import Outcome, Tables
 
 NOTE = ("greedy policy; game g dealt with seed eval_seed+g, the policy plays every seat of team g % num_teams; "
         "a win is first place for its team (shared counts), a draw a game nobody won; Wilson 95% (win_rate_ci95)")

@@ -1,4 +1,17 @@
-"""A single-agent vector view of many tables, for Gymnasium and SB3: the batched ``SelfPlayEnv``.
+"""The one batch-play layer: a learner's team against opponents on many tables of :mod:`envs.vector`.
+
+Everything that plays a learner against opponents in a batch stands on it: ``training.ppo``'s rollouts,
+``training.evaluation``'s games, and the Gymnasium / SB3 views at the bottom of this module.
+
+* :class:`Tables` — ``n`` tables of one :func:`envs.vector.make` batch (any backend: ``python``, the
+  reference engines, or a faster one such as Sequence's ``numpy``), with autoreset off so that the caller
+  deals each game: its seed, the opponent kind, the opponents and the learner's team, from
+  ``deal(g)`` for the ``g``-th game. The learner's team is every seat of one team; every other seat is
+  played inside :meth:`Tables.advance` until each table awaits the learner again (conventions, point 11):
+  agent opponents one decision at a time, frozen snapshots of the learner batched per snapshot. A
+  finished game is recorded as an :class:`Outcome` and a new one dealt.
+* :class:`SelfPlayVectorEnv` — the batched ``SelfPlayEnv``: a Gymnasium ``VectorEnv`` with one learning
+  seat per table, and :class:`SB3VecEnv`, its SB3 adapter:
 
 At every table one seat learns and every other seat (team-mates included) is played by an opponent
 from the pool *inside* ``step()``, until each table awaits the learner again; the learner sees only its
@@ -33,15 +46,213 @@ own decisions and receives its own final return. The tables are one :mod:`envs.v
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import time
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
-from stable_baselines3.common.vec_env import VecEnv
 
+import agents
 import envs.vector
 from agents.base import Agent
+from agents.scoring import score_teams
+from envs.core.game import Game, State
+
+#: What ``deal(g)`` returns for the ``g``-th game: its seed, the opponent kind's name, the opponents (a
+#: factory ``seed -> Agent``, one agent per opponent seat, or ``("snapshot", index)``) and the learner's team.
+Deal = tuple[int, str, Any, int]
+
+
+class Outcome(NamedTuple):
+    """One finished game, seen from the learner's team."""
+
+    kind: str
+    """the opponent kind it was dealt"""
+    reward: float
+    """the learner's final return"""
+    won: bool
+    """the learner's team took first place (a shared first place counts)"""
+    draw: bool
+    """no team won (a truncated game, or every team tied)"""
+    rank: float
+    """the learner team's fractional rank (1 = best), as ``agents.scoring.score_teams`` gives it"""
+    truncated: bool
+    """cut at the action limit before the end"""
+    length: int
+    """actions played"""
+    side: int
+    """the learner's team (side 0 moves first)"""
+
+
+class Tables:
+    """``n`` games of ``game`` in which one team is the learner and every other seat an opponent.
+
+    ``deal(g)`` sets up the ``g``-th game dealt (counting from ``first_game``; see :data:`Deal`).
+    :meth:`advance` plays every non-learner seat until each table awaits a learner decision. A
+    finished game is recorded in ``finished`` as an :class:`Outcome` and replaced by a new one, until
+    ``max_games`` have been dealt (then the table goes idle: ``active[i]`` False). Games are cut after
+    ``max_actions`` actions. ``backend`` is the :mod:`envs.vector` backend the tables run on.
+
+    The interface the trainer and the evaluation use: ``observe(rows)``, ``play(rows, actions)``,
+    ``advance(snapshot_act)``, ``learner_seat(i)``, ``seat_inputs(rows)`` (what a teacher at the seat to act
+    is handed), ``state(i)``, and the attributes ``n``, ``finished``, ``active``, ``opp``, ``learner``,
+    ``team``, ``dealt`` and the CPU seconds ``opponent_seconds`` / ``snapshot_seconds``.
+
+    Each pass of :meth:`advance` moves every waiting table once in one batch step (agents and snapshot
+    forwards choose first); the batch writes the observation and mask of each table's next seat, which
+    the learner, the snapshots and the agents all read.
+    """
+
+    def __init__(
+        self,
+        game: Game,
+        n: int,
+        deal: Callable[[int], Deal],
+        max_actions: int,
+        first_game: int = 0,
+        max_games: int | None = None,
+        backend: str = "python",
+    ) -> None:
+        self.batch = envs.vector.make(game.name, n, backend=backend, max_steps=max_actions, autoreset=False,
+                                      copy=False, **game.config)
+        self.game = self.batch.game
+        self.n = n
+        self.deal = deal
+        self.max_actions = max_actions
+        self.dealt = first_game
+        self.max_games = max_games
+        self.num_players = game.num_players
+        self.learner: list[frozenset[int]] = [frozenset()] * n
+        self.team: list[int] = [0] * n
+        self.kind: list[str] = [""] * n
+        self.opp: list[Any] = [None] * n  # dict seat -> Agent, or ("snapshot", index)
+        self.active = [True] * n
+        self.finished: list[Outcome] = []
+        self.agent_cache: dict[tuple[int, str, int], agents.Agent] = {}
+        #: (final returns, truncated, actions) of each table's game that ended in the last step, until recorded
+        self._ended: dict[int, tuple[np.ndarray, bool, int]] = {}
+        #: CPU seconds spent in agent opponents' decisions (views included) and snapshot forwards.
+        self.opponent_seconds = 0.0
+        self.snapshot_seconds = 0.0
+        buffers = self.batch.observe()  # the batch's own buffers (copy=False), rewritten by every step
+        self._observation, self._mask = buffers["observation"], buffers["action_mask"]
+        for i in range(n):
+            self._new_game(i)
+
+    def _new_game(self, i: int) -> None:
+        if self.max_games is not None and self.dealt >= self.max_games:
+            self.active[i] = False
+            return
+        seed, kind, opponent, team = self.deal(self.dealt)
+        self.dealt += 1
+        self.batch.deal([i], [seed])
+        self.team[i] = team
+        self.learner[i] = frozenset(s for s in range(self.num_players) if self.game.team_of(s) == team)
+        self.kind[i] = kind
+        if callable(opponent):  # an agent factory: one agent per opponent seat, reused between games
+            seats = {}
+            for s in range(self.num_players):
+                if s in self.learner[i]:
+                    continue
+                key = (i, kind, s)
+                agent = self.agent_cache.get(key)
+                if agent is None:
+                    agent = self.agent_cache[key] = opponent(seed * 31 + s)
+                else:
+                    agent.rng.seed(seed * 31 + s)
+                agent.reset(s, self.game)
+                seats[s] = agent
+            self.opp[i] = seats
+        else:
+            self.opp[i] = opponent
+
+    def learner_seat(self, i: int) -> int:
+        """The seat to act at table ``i`` (one of the learner's while it awaits a learner decision)."""
+        return int(self.batch.current_seat[i])
+
+    def state(self, i: int) -> State:
+        """A copy of table ``i``'s game as a reference engine state (changing it changes nothing here)."""
+        return self.game.load(self.batch.save_state(i))
+
+    def _finish(self, i: int) -> tuple[float, bool]:
+        """Record game ``i``; returns (learner reward, done)."""
+        returns, truncated, length = self._ended.pop(i)
+        winners, ranks = score_teams(self.game.team_returns(returns.tolist()), decided=not truncated)
+        reward = float(returns[min(self.learner[i])])
+        team = self.team[i]
+        self.finished.append(Outcome(self.kind[i], reward, team in winners, not winners, ranks[team], truncated,
+                                     length, team))
+        self._new_game(i)
+        return reward, True
+
+    def play(self, rows: list[int], actions: list[int]) -> None:
+        """Table ``rows[j]`` plays ``actions[j]`` for its seat to act, all in one batch step.
+
+        Raises :class:`~envs.core.errors.IllegalActionError` naming the table (before any table moves)
+        if an action is not legal there."""
+        if not rows:
+            return
+        full = np.zeros(self.n, dtype=np.int64)
+        full[rows] = actions
+        active = np.zeros(self.n, dtype=bool)
+        active[rows] = True
+        _, rewards, _, truncations, infos = self.batch.step(full, active=active)
+        for i in np.flatnonzero(infos["_final_returns"]).tolist():
+            self._ended[i] = (infos["final_returns"][i].copy(), bool(truncations[i]), int(infos["episode_length"][i]))
+
+    def advance(self, snapshot_act: Callable[[int, list[int]], list[int]]) -> list[tuple[float, bool]]:
+        """Play opponents everywhere; per table, the (reward, done) of the learner's last decision."""
+        outcome = [(0.0, False)] * self.n
+        pending = [i for i in range(self.n) if self.active[i]]
+        while pending:
+            waiting_snap: dict[int, list[int]] = {}
+            still, rows, actions = [], [], []
+            seats = self.batch.current_seat
+            for i in pending:
+                if i in self._ended:
+                    reward, done = self._finish(i)
+                    if outcome[i][1] is False:
+                        outcome[i] = (reward, done)
+                    if self.active[i]:
+                        still.append(i)
+                    continue
+                seat = int(seats[i])
+                if seat in self.learner[i]:
+                    continue
+                opp = self.opp[i]
+                if isinstance(opp, dict):
+                    t0 = time.process_time()
+                    obs = {"observation": self._observation[i].copy(), "action_mask": self._mask[i].copy()}
+                    agent = opp[seat]
+                    action = agent.act(obs, self.batch.player_view(i) if agent.reads_view else {})
+                    self.opponent_seconds += time.process_time() - t0
+                    rows.append(i)
+                    actions.append(action)
+                    still.append(i)
+                else:
+                    waiting_snap.setdefault(opp[1], []).append(i)
+            for index, tables in waiting_snap.items():
+                t0 = time.process_time()
+                snap_actions = snapshot_act(index, tables)
+                self.snapshot_seconds += time.process_time() - t0
+                rows.extend(tables)
+                actions.extend(snap_actions)
+                still.extend(tables)
+            self.play(rows, actions)
+            pending = still
+        return outcome
+
+    def observe(self, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The stacked observations (float32) and legal masks (bool) of the seat to act at ``rows``."""
+        return self._observation[rows], self._mask[rows].astype(bool)
+
+    def seat_inputs(self, rows: list[int]) -> list[tuple[int, int, dict[str, np.ndarray], dict[str, Any]]]:
+        """``(table, seat, observation dict, player view)`` of the seat to act at each of ``rows``: what an
+        agent there is handed (the teachers' input)."""
+        seats = self.batch.current_seat
+        return [(i, int(seats[i]), {"observation": self._observation[i].copy(), "action_mask": self._mask[i].copy()},
+                 self.batch.player_view(i)) for i in rows]
 
 
 class SelfPlayVectorEnv(VectorEnv):
@@ -166,67 +377,82 @@ class SelfPlayVectorEnv(VectorEnv):
         pass
 
 
-class SB3VecEnv(VecEnv):
-    """SB3's ``VecEnv`` over a :class:`SelfPlayVectorEnv`; MaskablePPO finds ``action_masks()`` here."""
+def _sb3_vec_env() -> type:
+    """The SB3 adapter's class, made on first use: SB3 is imported only by those who adapt to it (the
+    trainers and the evaluation import this module without it)."""
+    from stable_baselines3.common.vec_env import VecEnv
 
-    def __init__(self, venv: SelfPlayVectorEnv) -> None:
-        self.venv = venv
-        super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
-        self._actions: np.ndarray | None = None
-        self._seed: int | None = None
+    class SB3VecEnv(VecEnv):
+        """SB3's ``VecEnv`` over a :class:`SelfPlayVectorEnv`; MaskablePPO finds ``action_masks()`` here."""
 
-    def reset(self) -> np.ndarray:
-        obs, _ = self.venv.reset(seed=self._seed)
-        self._seed = None
-        self.reset_infos = [{} for _ in range(self.num_envs)]
-        return obs
+        def __init__(self, venv: SelfPlayVectorEnv) -> None:
+            self.venv = venv
+            super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
+            self._actions: np.ndarray | None = None
+            self._seed: int | None = None
 
-    def seed(self, seed: int | None = None):
-        self._seed = seed
-        return [seed] * self.num_envs
+        def reset(self) -> np.ndarray:
+            obs, _ = self.venv.reset(seed=self._seed)
+            self._seed = None
+            self.reset_infos = [{} for _ in range(self.num_envs)]
+            return obs
 
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64)
+        def seed(self, seed: int | None = None):
+            self._seed = seed
+            return [seed] * self.num_envs
 
-    def step_wait(self):
-        obs, rewards, terms, truncs, infos = self.venv.step(self._actions)
-        dones = terms | truncs
-        out = []
-        for i in range(self.num_envs):
-            info: dict[str, Any] = {}
-            if dones[i]:
-                info["terminal_observation"] = infos["final_obs"][i]
-                info["TimeLimit.truncated"] = bool(truncs[i] and not terms[i])
-                info["episode"] = {"r": float(rewards[i]), "l": int(infos["episode_decisions"][i])}
-            out.append(info)
-        return obs, rewards, dones, out
+        def step_async(self, actions: np.ndarray) -> None:
+            self._actions = np.asarray(actions, dtype=np.int64)
 
-    def action_masks(self) -> np.ndarray:
-        return self.venv.action_masks()
+        def step_wait(self):
+            obs, rewards, terms, truncs, infos = self.venv.step(self._actions)
+            dones = terms | truncs
+            out = []
+            for i in range(self.num_envs):
+                info: dict[str, Any] = {}
+                if dones[i]:
+                    info["terminal_observation"] = infos["final_obs"][i]
+                    info["TimeLimit.truncated"] = bool(truncs[i] and not terms[i])
+                    info["episode"] = {"r": float(rewards[i]), "l": int(infos["episode_decisions"][i])}
+                out.append(info)
+            return obs, rewards, dones, out
 
-    def close(self) -> None:
-        self.venv.close()
+        def action_masks(self) -> np.ndarray:
+            return self.venv.action_masks()
 
-    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-        return [getattr(self.venv, attr_name)] * len(self._indices(indices))
+        def close(self) -> None:
+            self.venv.close()
 
-    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        setattr(self.venv, attr_name, value)
+        def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+            return [getattr(self.venv, attr_name)] * len(self._indices(indices))
 
-    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
-        if method_name == "action_masks":
-            return list(self.venv.action_masks()[self._indices(indices)])
-        raise AttributeError(f"SB3VecEnv has no per-table method {method_name!r}")
+        def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+            setattr(self.venv, attr_name, value)
 
-    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
-        return [False] * len(self._indices(indices))
+        def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
+            if method_name == "action_masks":
+                return list(self.venv.action_masks()[self._indices(indices)])
+            raise AttributeError(f"SB3VecEnv has no per-table method {method_name!r}")
 
-    def _indices(self, indices: Any) -> list[int]:
-        if indices is None:
-            return list(range(self.num_envs))
-        if isinstance(indices, int):
-            return [indices]
-        return list(indices)
+        def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+            return [False] * len(self._indices(indices))
+
+        def _indices(self, indices: Any) -> list[int]:
+            if indices is None:
+                return list(range(self.num_envs))
+            if isinstance(indices, int):
+                return [indices]
+            return list(indices)
+
+    SB3VecEnv.__qualname__ = "SB3VecEnv"
+    return SB3VecEnv
 
 
-__all__ = ["SB3VecEnv", "SelfPlayVectorEnv"]
+def __getattr__(name: str) -> Any:
+    if name == "SB3VecEnv":
+        cls = globals()["SB3VecEnv"] = _sb3_vec_env()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Deal", "Outcome", "SB3VecEnv", "SelfPlayVectorEnv", "Tables"]  # noqa: F822 (SB3VecEnv: __getattr__)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from training.ppo.tables import Tables
+from training.vector_env import Tables
 
 NEG = -1e9
 """Logit given to illegal actions (``logits.masked_fill(~mask, NEG)``)."""

@@ -15,6 +15,7 @@ import torch
 
 import agents
 import envs
+import envs.vector
 from agents.checkpoint import policy_folder
 from agents.nets import default_arch
 from agents.policy_io import CheckpointError, load_policy, read_policy_spec
@@ -121,6 +122,9 @@ class Args:
     """write a resumable checkpoint every N steps"""
     max_actions: int = 0
     """cut a game after this many actions (0: the game's default cycle cap x players); a cut game gives 0"""
+    backend: str = "auto"
+    """envs.vector backend the training tables run on: auto (the game's fastest), python (the reference engines)
+    or one the game registers (numpy for sequence_v0); every backend plays the same games"""
     progress: bool = True
     """show a progress bar"""
 
@@ -154,6 +158,7 @@ RESUME_CHANGEABLE = frozenset(
         "opponent_weights",
         "snapshot_every",
         "snapshot_max",
+        "backend",
     }
 )
 
@@ -242,6 +247,9 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
     if args.num_minibatches > args.num_envs * args.num_steps:
         fail(f"--num-minibatches {args.num_minibatches} is more than the rollout's "
              f"num_envs * num_steps = {args.num_envs * args.num_steps} decisions")
+    backends = envs.vector.available_backends(args.game)
+    if args.backend != "auto" and args.backend not in backends:
+        fail(f"--backend {args.backend!r} is not available for {args.game}; choose auto or one of {backends}")
     if args.net not in ("auto", "board_conv", "mlp_ac", "table_entity"):
         fail(f"--net must be auto, board_conv, mlp_ac or table_entity, got {args.net!r}")
     if args.init_policy and not args.resume:

@@ -25,10 +25,10 @@ from training.ppo.args import RESUME_CHANGEABLE, Args, arch_of, load_init_policy
 from training.ppo.cloning import ReplayBuffer, buffer_capacity, clone_update
 from training.evaluation import evaluate_module
 from training.ppo.evaluation import evaluate_folder
-from training.ppo.tables import Outcome, Tables
 from training.report import curve_row, log_scalars, tensorboard_writer, write_args, write_curve
 from training.reporting import side_rates
 from training.teachers import TeacherLabels
+from training.vector_env import Outcome, Tables
 
 #: The parts a run's CPU time is split into (env = engines, observations, masks, resets).
 CPU_PARTS = ("env", "learner_forward", "teacher", "opponents", "snapshots", "update", "total", "steps")
@@ -131,7 +131,8 @@ class Trainer:
         self.kinds = list(args.opponents)
         self.weights = list(args.opponent_weights) or [1.0] * len(self.kinds)
         self.teachers: TeacherLabels | None = None  # made when a rollout first needs the teacher
-        self.tables = Tables(self.game, args.num_envs, self._deal, self.max_actions, first_game=self.games_dealt)
+        self.tables = Tables(self.game, args.num_envs, self._deal, self.max_actions, first_game=self.games_dealt,
+                             backend=args.backend)
         self.tables.advance(self._snapshot_act)
         self.writer = None
 
@@ -165,7 +166,7 @@ class Trainer:
         if self.teachers is None:
             a = self.args
             self.teachers = TeacherLabels(a.game, self.config, a.teacher, a.seed, workers=a.teacher_workers)
-        return self.teachers.actions(self.tables.states, rows)
+        return self.teachers.actions(self.tables.seat_inputs(rows))
 
     def _reindex_snapshot_tables(self) -> None:
         """After the oldest snapshot was dropped, tables that played it get the next one."""
