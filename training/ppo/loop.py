@@ -95,7 +95,7 @@ class Trainer:
         torch.manual_seed(args.seed)
         self.rng = random.Random(args.seed)
 
-        self.net = build_architecture(self.arch, **self.arch_kwargs)
+        self.net = build_architecture(self.arch, **self.arch_kwargs).to(memory_format=torch.channels_last)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
         self.snapshots: list[torch.nn.Module] = []
         self.snapshot_steps: list[int] = []
