@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 
@@ -92,6 +93,12 @@ def test_tiny_run_trains_logs_and_saves_a_loadable_policy(tmp_path, game, extra)
         run / "policy", game=game, observation_shape=game_obj.observation_shape, num_actions=game_obj.num_actions
     )
     assert spec["meta"]["steps"] == state["step"]
+    # Every run ends with its report in the one schema, from the evaluation at its last step.
+    report = json.loads((run / "eval.json").read_text())
+    validate_report(report)
+    assert report["trainer"] == "training.ppo" and report["samples"] == state["step"] and report["game"] == game
+    assert list(report["results"]) == ["random-v0"] and report["curve"] == state["curve"]
+    assert report["results"]["random-v0"]["win_rate"] == state["curve"][-1]["win_rate_vs_random-v0"]
     # The loaded policy plays whole games through the strict environment (an illegal move raises).
     n = game_obj.num_players
     seats = [agents.make(f"{game}/random-v0", seed=s) for s in range(n)]
@@ -158,7 +165,7 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
             stray.add_scalar("test/stray", 1.0, step)
     args = ppo.parse_args(["--resume", str(run), "--total-timesteps", "256", "--no-progress"])
     trainer = ppo.Trainer(args)
-    assert trainer.step == first["step"] == 128
+    assert trainer.state.step == first["step"] == 128
     assert len(trainer.snapshots) == first["snapshots"] >= 2
     for name, tensor in trainer.net.state_dict().items():
         assert torch.equal(tensor, saved_model[name])
@@ -182,7 +189,7 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     del old["args"]["bc_learner_share"]
     state_file.write_text(json.dumps(old))
     later = ppo.Trainer(ppo.parse_args(["--resume", str(run), "--bc-learner-share", "0.5", "--no-progress"]))
-    assert later.resumes[-1] == {"step": 256, "changed": {"bc_learner_share": [0.0, 0.5]}}
+    assert later.state.resumes[-1] == {"step": 256, "changed": {"bc_learner_share": [0.0, 0.5]}}
     assert second["updates"] == first["updates"] + 2
     # Adam's step counters go on from the saved ones: 2 updates x (64 decisions / minibatch 32) x 1 epoch.
     steps = {
@@ -203,7 +210,7 @@ def test_resume_finishes_a_save_cut_off_between_its_renames(tmp_path, capsys):
     args = ppo.parse_args(["--resume", str(run), "--total-timesteps", "128", "--no-progress"])
     assert "resuming from checkpoint.old" in capsys.readouterr().err
     trainer = ppo.Trainer(args)
-    assert trainer.step == 64
+    assert trainer.state.step == 64
     trainer.run()
     assert json.loads((ckpt / "state.json").read_text())["step"] == 128
     assert not tmp.exists() and not old.exists()  # the half-written folder went with the next save
@@ -232,7 +239,7 @@ def test_resume_may_end_cloning_early_and_start_ppo_with_a_teacher_term(tmp_path
     assert trainer.kl_weight() == 0.5  # PPO starts now, the teacher term at full weight
     batch = trainer.collect()
     assert not batch["cloning"] and bool((batch["teacher"] >= 0).all())
-    trainer.step = 64 + 64
+    trainer.state.step = 64 + 64
     assert trainer.kl_weight() == pytest.approx(0.25)
 
 
@@ -325,6 +332,26 @@ def test_dagger_share_decides_who_plays_while_the_teacher_labels_every_decision(
         assert not torch.equal(played, batch["teacher"])  # an untrained network disagrees somewhere
     with pytest.raises(SystemExit):
         ppo.parse_args(["--game", "sequence_v0", "--bc-learner-share", "1.5"])
+
+
+def test_resume_restores_the_trainer_state_and_refuses_what_it_cannot_resume(tmp_path, capsys):
+    run = tiny_run(tmp_path, "dojo_v0", "--opponents", "random-v0", "--teacher", "", steps=64)
+    path = run / "checkpoint" / "state.json"
+    saved = json.loads(path.read_text())
+    trainer = ppo.Trainer(ppo.parse_args(["--resume", str(run), "--no-progress"]))
+    fields = {f.name for f in dataclasses.fields(ppo.TrainerState)}
+    assert dataclasses.asdict(trainer.state) == {k: saved[k] for k in fields}
+    # A checkpoint from before the optional fields existed resumes with their defaults.
+    path.write_text(json.dumps({k: v for k, v in saved.items() if k not in ppo.TrainerState.OPTIONAL}))
+    old = ppo.Trainer(ppo.parse_args(["--resume", str(run), "--no-progress"])).state
+    assert old.step == saved["step"] and old.resumes == [] and old.init_origin is None
+    assert old.cpu_breakdown["total"] == 0.0  # the parts are counted afresh from the resume
+    path.write_text(json.dumps({k: v for k, v in saved.items() if k != "next_eval"}))
+    with pytest.raises(SystemExit, match=r"too old to resume from: it lacks \['next_eval'\]"):
+        ppo.Trainer(ppo.parse_args(["--resume", str(run), "--no-progress"]))
+    path.write_text(json.dumps({**saved, "format": "something-else"}))
+    with pytest.raises(SystemExit, match="is not a training.ppo checkpoint"):
+        ppo.Trainer(ppo.parse_args(["--resume", str(run), "--no-progress"]))
 
 
 def test_resume_refuses_changed_training_args_and_a_second_fresh_run(tmp_path):
@@ -754,7 +781,7 @@ def test_init_policy_starts_a_new_run_from_another_runs_weights(tmp_path):
                            "--total-timesteps", "64", "--eval-every", "64", *TINY])
     trainer = ppo.Trainer(args)
     # The run starts at step 0 with the other run's weights, and its 'self' pool starts with them too.
-    assert trainer.step == 0
+    assert trainer.state.step == 0
     for name, tensor in trainer.net.state_dict().items():
         assert torch.equal(tensor, start[name]), name
         assert torch.equal(trainer.snapshots[0].state_dict()[name], start[name]), name
@@ -769,7 +796,7 @@ def test_init_policy_starts_a_new_run_from_another_runs_weights(tmp_path):
     # the starting policy cannot be swapped on resume.
     resumed = ppo.Trainer(ppo.parse_args(["--resume", str(second), "--total-timesteps", "128", "--no-progress"]))
     saved = load_file(str(second / "checkpoint" / "model.safetensors"))
-    assert resumed.init_origin == origin
+    assert resumed.state.init_origin == origin
     assert all(torch.equal(t, saved[n]) for n, t in resumed.net.state_dict().items())
     assert not all(torch.equal(t, start[n]) for n, t in resumed.net.state_dict().items())
     with pytest.raises(SystemExit):
@@ -789,7 +816,7 @@ def test_init_policy_from_a_shipped_id_loads_its_weights(tmp_path):
     trainer = ppo.Trainer(args)
     shipped = load_file(str(folder / "policy.safetensors"))
     assert all(torch.equal(t, shipped[n]) for n, t in trainer.net.state_dict().items())
-    assert trainer.init_origin["steps"] == 1_587_200
+    assert trainer.state.init_origin["steps"] == 1_587_200
 
 
 @pytest.mark.parametrize(

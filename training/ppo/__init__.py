@@ -68,7 +68,7 @@ _EXPORTS = {
     "training.evaluation": ("evaluate_module",),
     "training.ppo.evaluation": ("evaluate_folder",),
     "training.ppo.loop": ("CpuAccount", "Trainer", "main"),
-    "training.ppo.run_state": ("flatten_optimizer", "recover_checkpoint", "unflatten_optimizer"),
+    "training.ppo.run_state": ("TrainerState", "flatten_optimizer", "recover_checkpoint", "unflatten_optimizer"),
     "training.vector_env": ("Outcome", "Tables"),
     "training.report": ("write_curve",),
 }

@@ -227,6 +227,8 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
         fail("'self' is a training opponent only; --eval-opponents and --teacher need fixed agents")
     if not args.opponents:
         fail("--opponents needs at least one kind")
+    if not args.eval_opponents:
+        fail("--eval-opponents needs at least one kind (the run ends with an evaluation, written to eval.json)")
     if args.opponent_weights and (
         len(args.opponent_weights) != len(args.opponents)
         or min(args.opponent_weights) < 0
