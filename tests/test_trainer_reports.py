@@ -10,7 +10,7 @@ import torch
 import envs
 from agents.nets import default_arch
 from agents.architectures import build_architecture
-from training import train_ppo
+from training import sb3
 from training.evaluation import NOTE, evaluate_module, summarise
 from training.vector_env import Outcome
 from training.report import curve_row, make_report, validate_report
@@ -68,8 +68,8 @@ def test_the_policy_plays_every_seat_of_its_team_and_teams_rotate():
 def test_every_trainer_gets_the_same_counts_for_the_same_policy():
     net = tiny_net("pans_trial_v0", {})
     ours = evaluate_module(copy.deepcopy(net), "pans_trial_v0", {}, ["random-v0"], games=6, seed=11)
-    args = train_ppo.parse_args(["--game", "pans_trial_v0", "--eval-opponents", "random-v0"])
-    theirs = train_ppo.evaluate_policy(copy.deepcopy(net), args, {}, games=6, seed=11)
+    args = sb3.parse_args(["--game", "pans_trial_v0", "--eval-opponents", "random-v0"])
+    theirs = sb3.evaluate_policy(copy.deepcopy(net), args, {}, games=6, seed=11)
     assert ours == theirs
 
 

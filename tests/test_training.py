@@ -1,4 +1,4 @@
-"""The training script with a tiny budget, the self-play wrapper, and checkpoint loading by id."""
+"""The SB3 trainer with a tiny budget, the self-play wrapper, and checkpoint loading by id."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ import agents
 import envs
 from envs.core import IllegalActionError
 from agents.checkpoint import CheckpointError, PolicyAgent, read_index
-from training import train_ppo
+from training import sb3
 from training.report import validate_report
+from training.settings import NonFiniteLossError
 from training.selfplay import SelfPlayEnv
 
 torch = pytest.importorskip("torch")
@@ -59,21 +60,22 @@ def test_selfplay_env_reward_is_the_learners_own_even_when_an_opponent_ends_the_
 def test_train_script_tiny_budget_writes_a_loadable_checkpoint(tmp_path, monkeypatch):
     monkeypatch.setenv("TABLETOP_CHECKPOINTS", str(tmp_path / "checkpoints"))
     monkeypatch.chdir(tmp_path)  # the default run folder is relative to where the command runs
-    out = train_ppo.main(
+    out = sb3.main(
         [
             "--game", "sequence_v0", "--total-timesteps", "256", "--num-steps", "64", "--num-envs", "2",
-            "--num-minibatches", "2", "--update-epochs", "1", "--eval-every", "128", "--eval-games", "2", "--checkpoint-id",
-            "sequence_v0/ppo-test-v1", "--register", "--no-progress", "--selfplay-every", "128",
+            "--num-minibatches", "2", "--update-epochs", "1", "--eval-every", "128", "--eval-games", "2",
+            "--register", "sequence_v0/ppo-test-v1", "--no-progress", "--opponents", "random-v0", "self",
+            "--snapshot-every", "128", "--device", "auto",
         ]
     )
-    assert out.resolve().parent == (tmp_path / "runs" / "train_ppo").resolve()  # its own run folder
+    assert out.resolve().parent == (tmp_path / "runs" / "sb3").resolve()  # its own run folder
     for name in ("policy.json", "policy.safetensors", "args.json", "eval.json", "curve.csv", "curve.png", "tb"):
         assert (out / name).exists(), name
     args = json.loads((out / "args.json").read_text())
     assert args["total_timesteps"] == 256 and args["game"] == "sequence_v0" and "commit" in args["provenance"]
     evaluation = json.loads((out / "eval.json").read_text())
     validate_report(evaluation)
-    assert evaluation["trainer"] == "training.train_ppo" and evaluation["samples"] == 256
+    assert evaluation["trainer"] == "training.sb3" and evaluation["samples"] == 256
     assert evaluation["results"]["random-v0"]["games"] == 2
     assert [c["step"] for c in evaluation["curve"]][:1] == [128]
     entries = read_index(tmp_path / "checkpoints")
@@ -86,29 +88,33 @@ def test_train_script_tiny_budget_writes_a_loadable_checkpoint(tmp_path, monkeyp
     assert record.length > 0
     # training again under the same id is refused before any training starts
     with pytest.raises(SystemExit):
-        train_ppo.parse_args(["--checkpoint-id", "sequence_v0/ppo-test-v1", "--register"])
+        sb3.parse_args(["--register", "sequence_v0/ppo-test-v1"])
 
 
 def test_the_readme_training_command_cannot_overwrite_a_shipped_checkpoint(capsys):
-    args = train_ppo.parse_args(["--game", "pans_trial_v0"])  # no id: the run goes to its own folder
-    assert args.checkpoint_id == "" and not args.register
+    args = sb3.parse_args(["--game", "pans_trial_v0"])  # no id: the run goes to its own folder
+    assert args.register == ""
     with pytest.raises(SystemExit):
-        train_ppo.parse_args(["--game", "pans_trial_v0", "--checkpoint-id", "pans_trial_v0/ppo-v1", "--register"])
+        sb3.parse_args(["--game", "pans_trial_v0", "--register", "pans_trial_v0/ppo-v1"])
     assert "exists already" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        train_ppo.parse_args(["--register"])
-    assert "--register needs --checkpoint-id" in capsys.readouterr().err
+        sb3.parse_args(["--register"])
+    assert "--register: expected one argument" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        sb3.parse_args(["--game", "pans_trial_v0", "--register", "sequence_v0/ppo-v9"])
+    assert "--register takes a new versioned id like pans_trial_v0/ppo-v2" in capsys.readouterr().err
 
 
 def test_train_script_rejects_bad_arguments_with_the_allowed_values(capsys):
     with pytest.raises(SystemExit):
-        train_ppo.parse_args(["--game", "chess_v9"])
+        sb3.parse_args(["--game", "chess_v9"])
     assert "choose from" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        train_ppo.parse_args(["--opponents", "telepath-v1"])
-    assert "unknown opponent" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="num_teams"):
-        train_ppo.parse_args(["--config", '{"num_teams": 7}'])
+        sb3.parse_args(["--opponents", "telepath-v1"])
+    assert "unknown agent kind 'telepath-v1'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        sb3.parse_args(["--config", '{"num_teams": 7}'])
+    assert "num_teams" in capsys.readouterr().err
 
 
 def test_corrupt_or_mismatched_checkpoints_raise_clear_errors(tmp_path):
@@ -192,13 +198,75 @@ def test_selfplay_env_passes_gymnasiums_check_env_and_seeds_reproducibly():
         strict.step(illegal)
 
 
-def test_train_ppo_takes_the_shared_names_and_warns_on_old_spellings():
+def test_sb3_takes_the_shared_names_and_warns_on_old_spellings(capsys):
     with pytest.warns(FutureWarning, match="is deprecated") as caught:
-        args = train_ppo.parse_args(["--n-steps", "256", "--n-epochs", "2"])
+        args = sb3.parse_args(["--n-steps", "256", "--n-epochs", "2"])
     assert sorted(str(w.message).split(" is")[0] + " -> " + str(w.message).split("use ")[1] for w in caught) == [
         "--n-epochs -> --update-epochs", "--n-steps -> --num-steps"]
     assert (args.num_steps, args.update_epochs) == (256, 2)
     with pytest.raises(SystemExit):
-        train_ppo.parse_args(["--batch-size", "64"])  # another meaning now: --num-minibatches
+        sb3.parse_args(["--batch-size", "64"])  # another meaning now: --num-minibatches
+    assert "--batch-size is gone: give --num-minibatches" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        train_ppo.parse_args(["--num-steps", "100", "--num-minibatches", "3"])  # does not divide the rollout
+        sb3.parse_args(["--num-steps", "100", "--num-minibatches", "3"])  # does not divide the rollout
+    assert "values that fit: 1, 2, 4, 5, 10, 20, 25, 50" in capsys.readouterr().err
+
+
+def test_sb3_old_self_play_and_register_spellings_still_work_with_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setenv("TABLETOP_CHECKPOINTS", str(tmp_path))
+    with pytest.warns(FutureWarning, match="--selfplay-(every|max) is deprecated"):
+        args = sb3.parse_args(["--selfplay-every", "500", "--selfplay-max", "3"])
+    assert args.opponents == ["random-v0", "self"] and (args.snapshot_every, args.snapshot_max) == (500, 3)
+    with pytest.warns(FutureWarning, match="--selfplay-every is deprecated"):
+        assert sb3.parse_args(["--selfplay-every", "0"]).opponents == ["random-v0"]  # 0 was "off"
+    with pytest.warns(FutureWarning, match="--checkpoint-id ID --register is deprecated"):
+        args = sb3.parse_args(["--checkpoint-id", "sequence_v0/ppo-test-v7", "--register", "--no-progress"])
+    assert args.register == "sequence_v0/ppo-test-v7" and args.progress is False
+    with pytest.warns(FutureWarning, match="ignored without --register"):
+        assert sb3.parse_args(["--checkpoint-id=sequence_v0/ppo-test-v7"]).register == ""
+    with pytest.warns(FutureWarning, match="the opponent kind 'snapshot' is deprecated"):
+        assert sb3.parse_args(["--opponents", "snapshot"]).opponents == ["self"]
+
+
+def test_sb3_stops_at_a_non_finite_loss_naming_the_step_and_saves_nothing(tmp_path, monkeypatch):
+    from sb3_contrib import MaskablePPO
+
+    devices = []
+    original = MaskablePPO.train
+
+    def poisoned(self):
+        original(self)
+        devices.append(self.device)
+        if self.num_timesteps >= 128:
+            self.logger.record("train/value_loss", float("nan"))
+
+    monkeypatch.setattr(MaskablePPO, "train", poisoned)
+    out = tmp_path / "run"
+    with pytest.raises(NonFiniteLossError, match="non-finite loss at learner step 128: value_loss = nan") as caught:
+        sb3.main(["--game", "pans_trial_v0", "--total-timesteps", "256", "--num-steps", "64", "--num-envs", "1",
+                  "--num-minibatches", "2", "--update-epochs", "1", "--eval-every", "0", "--eval-games", "2",
+                  "--no-progress", "--out", str(out)])
+    assert caught.value.step == 128 and set(caught.value.losses) == {"value_loss"}
+    assert devices and all(d == torch.device("cpu") for d in devices)
+    assert not (out / "policy.json").exists() and not (out / "eval.json").exists()
+
+
+def test_sb3_at_the_smallest_minibatches_the_settings_accept_keeps_finite_losses(tmp_path):
+    """Two decisions a minibatch: the smallest split the shared validation accepts trains without a NaN (the
+    trainer stops with NonFiniteLossError otherwise)."""
+    out = sb3.main(["--game", "pans_trial_v0", "--total-timesteps", "16", "--num-steps", "4", "--num-envs", "2",
+                    "--num-minibatches", "4", "--update-epochs", "2", "--eval-every", "0", "--eval-games", "1",
+                    "--no-progress", "--out", str(tmp_path / "run")])
+    assert (out / "policy.json").is_file()
+
+
+def test_the_old_module_name_runs_the_sb3_trainer_with_a_deprecation_note():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "training.train_ppo", "--game", "chess_v9"],
+                          capture_output=True, text=True, timeout=300, check=False,
+                          cwd=pathlib.Path(__file__).resolve().parents[1])
+    assert done.returncode == 2
+    assert "FutureWarning: training.train_ppo is deprecated" in done.stderr and "use training.sb3" in done.stderr
+    assert "python -m training.sb3: error: --game 'chess_v9' is not a game" in done.stderr

@@ -5,7 +5,7 @@
   ``training.SelfPlayEnv``.
 * ``python -m training.evaluate`` — seeded, seat-rotated evaluation with Wilson intervals and
   Elo ratings (:mod:`training.matches` plays and scores, :mod:`training.reporting` reports).
-* ``python -m training.ppo`` — our PPO (the ``training.ppo`` package); ``python -m training.train_ppo`` —
+* ``python -m training.ppo`` — our PPO (the ``training.ppo`` package); ``python -m training.sb3`` —
   SB3 MaskablePPO; ``python -m training.rllib_train`` — RLlib PPO. All three evaluate with
   :mod:`training.evaluation` and write the report and curve of :mod:`training.report`.
 """

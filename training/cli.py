@@ -11,14 +11,23 @@ from typing import Any
 
 
 def field_docs(cls: type) -> dict[str, str]:
-    """The docstring under each field of ``cls`` (the CleanRL convention), by field name; a docstring
-    that runs over several lines is joined into one line, whole."""
+    """The docstring under each field of ``cls`` and of the dataclasses it is built on (the CleanRL
+    convention), by field name; a subclass's docstring for a field replaces its base's. A docstring that
+    runs over several lines is joined into one line, whole."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if dataclasses.is_dataclass(klass):
+            docs.update(_own_field_docs(klass))
+    return docs
+
+
+def _own_field_docs(cls: type) -> dict[str, str]:
     lines = inspect.getsource(cls).splitlines()
     docs = {}
     for i, (line, following) in enumerate(zip(lines, lines[1:])):
         name = line.strip().split(":", 1)[0]
         text = following.strip()
-        if ":" not in line or not text.startswith('"""'):
+        if ":" not in line or not text.startswith('"""') or not name.isidentifier():
             continue
         text = text[3:]
         parts = []
@@ -30,14 +39,6 @@ def field_docs(cls: type) -> dict[str, str]:
         parts.append(text[:-3])
         docs[name] = " ".join(p for p in parts if p)
     return docs
-
-
-#: The names all three trainers give the hyperparameters they share (CleanRL's); each trainer maps
-#: them to its library's own.
-SHARED_HYPERPARAMETERS = (
-    "learning_rate", "num_envs", "num_steps", "update_epochs", "num_minibatches", "gamma", "gae_lambda",
-    "clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "norm_adv", "total_timesteps", "seed",
-)
 
 
 class DeprecatedAlias(argparse.Action):

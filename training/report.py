@@ -30,7 +30,7 @@ from typing import Any
 
 FORMAT = "tabletop-rl/eval-report"
 VERSION = 1
-TRAINERS = ("training.ppo", "training.train_ppo", "training.rllib_train")
+TRAINERS = ("training.ppo", "training.sb3", "training.rllib_train", "training.train_ppo")
 #: the keys every report has, with their types
 REPORT_KEYS: dict[str, type | tuple[type, ...]] = {
     "format": str, "version": int, "provenance": dict, "trainer": str, "args": dict, "game": str, "config": dict,

@@ -1,6 +1,7 @@
 """What RLlib needs around our games: a seat-roles adapter for its PettingZoo wrapper, and a masked module.
 
-Only :mod:`training.rllib_train` and the Ray workers it starts import this module; it needs
+Only :mod:`training.rllib_train` and the Ray workers it starts use this module. The adapter and the
+policy mapping are plain Python; RLlib's wrapper (:func:`make_env`) and :class:`MaskedPolicyModule` need
 ``ray[rllib]`` (the ``rllib`` extra).
 
 The adapter
@@ -14,7 +15,7 @@ own wrapper; the adapter only decides, once per episode, who plays which seat:
   on team ``i % num_teams``; in games without teams every seat is its own team);
 * every other seat draws one opponent kind from ``opponents``: a rule-based agent id
   (``"random-v0"``, ``"heuristic-v1"`` …) plays *inside* ``step()`` as part of the environment — RLlib
-  never sees that seat — while the kind ``"snapshot"`` exposes the seat as ``"snapshot:player_<i>"``,
+  never sees that seat — while the kind ``"self"`` exposes the seat as ``"snapshot:player_<i>"``,
   mapped by :func:`map_agent_to_module` to one of the frozen snapshot modules (earlier copies of the
   learner, never trained).
 
@@ -45,11 +46,12 @@ from pettingzoo import AECEnv
 import agents
 import envs
 from agents.architectures import build_architecture
+from training.settings import SELF, normalise_kinds
 
 LEARNER = "learner"
 """Module id of the trained policy, and role prefix of the learning team's seats."""
 SNAPSHOT = "snapshot"
-"""Opponent kind (and role prefix) of seats played by a frozen snapshot module."""
+"""Role prefix of seats played by a frozen snapshot module (the opponent kind ``"self"``)."""
 ROLES = (LEARNER, SNAPSHOT)
 OBS_KEY = "observations"
 """Observation key of RLlib's action-masking module shape (the env's own key is "observation")."""
@@ -93,14 +95,15 @@ def observation_space(game: str, config: dict[str, Any]) -> spaces.Dict:
 
 
 def check_opponents(game: str, opponents: Sequence[str]) -> list[str]:
-    """The opponent kinds, validated: agent kinds of ``game`` (ids without the game prefix) or "snapshot"."""
-    kinds = list(opponents)
+    """The opponent kinds, validated: agent kinds of ``game`` (ids without the game prefix) or "self" (old
+    spelling "snapshot", with a ``FutureWarning``)."""
+    kinds = normalise_kinds(opponents)
     if not kinds:
-        raise ValueError("at least one opponent kind is needed (e.g. random-v0, heuristic-v1, snapshot)")
+        raise ValueError(f"at least one opponent kind is needed (e.g. random-v0, heuristic-v1, {SELF})")
     known = [a.split("/", 1)[1] for a in agents.available(game)]
     for kind in kinds:
-        if kind != SNAPSHOT and kind not in known:
-            raise ValueError(f"unknown opponent {kind!r} for {game}; use {SNAPSHOT!r} or one of {known}")
+        if kind != SELF and kind not in known:
+            raise ValueError(f"unknown opponent {kind!r} for {game}; use {SELF!r} or one of {known}")
     return kinds
 
 
@@ -168,7 +171,7 @@ class SeatRolesEnv(AECEnv):
                 self._exposed[name] = exposed_id(LEARNER, name)
                 continue
             kind = self.opponent_kinds[self.rng.randrange(len(self.opponent_kinds))]
-            if kind == SNAPSHOT:
+            if kind == SELF:
                 self._exposed[name] = exposed_id(SNAPSHOT, name)
             else:
                 bot = agents.make(f"{self.game_name}/{kind}", seed=self.rng.randrange(2**31))
@@ -274,50 +277,59 @@ def make_env(env_config: dict[str, Any]):
 
 # ----------------------------------------------------------------------------------------------
 # The masked module (RLlib's action-masking RLModule shape)
-def _torch_module_classes():
-    from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
-    from ray.rllib.core.rl_module.torch import TorchRLModule
+try:
+    from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI as _ValueFunctionAPI
+    from ray.rllib.core.rl_module.torch import TorchRLModule as _TorchRLModule
+except ImportError as missing:  # the adapter above works without Ray; the module needs it
+    _RAY_MISSING: ImportError | None = missing
+else:
+    _RAY_MISSING = None
 
-    return TorchRLModule, ValueFunctionAPI
 
+if _RAY_MISSING is None:
 
-_TorchRLModule, _ValueFunctionAPI = _torch_module_classes()
+    class MaskedPolicyModule(_TorchRLModule, _ValueFunctionAPI):
+        """PPO module over ``{"observations", "action_mask"}``: masked policy logits and a value estimate.
 
+        ``model_config``: ``hidden`` (list of layer widths, default ``[256, 256]``) and ``activation``
+        (``"tanh"`` or ``"relu"``, default ``"tanh"``). ``pi`` is :mod:`agents.policy_io`'s ``"mlp"`` with
+        :attr:`policy_arch_kwargs`; ``vf`` is the same shape with one output.
+        """
 
-class MaskedPolicyModule(_TorchRLModule, _ValueFunctionAPI):
-    """PPO module over ``{"observations", "action_mask"}``: masked policy logits and a value estimate.
+        def setup(self) -> None:
+            from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-    ``model_config``: ``hidden`` (list of layer widths, default ``[256, 256]``) and ``activation``
-    (``"tanh"`` or ``"relu"``, default ``"tanh"``). ``pi`` is :mod:`agents.policy_io`'s ``"mlp"`` with
-    :attr:`policy_arch_kwargs`; ``vf`` is the same shape with one output.
-    """
+            obs_space = self.observation_space[OBS_KEY]
+            hidden = [int(w) for w in self.model_config.get("hidden", [256, 256])]
+            activation = str(self.model_config.get("activation", "tanh"))
+            obs_dim = int(np.prod(obs_space.shape))
+            self.policy_arch_kwargs = {
+                "obs_dim": obs_dim,
+                "hidden": hidden,
+                "num_actions": int(self.action_space.n),
+                "activation": activation,
+            }
+            self.pi = build_architecture("mlp", **self.policy_arch_kwargs)
+            self.vf = build_architecture("mlp", obs_dim=obs_dim, hidden=hidden, num_actions=1, activation=activation)
+            self._float_min = FLOAT_MIN
 
-    def setup(self) -> None:
-        from ray.rllib.utils.torch_utils import FLOAT_MIN
+        def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+            from ray.rllib.core.columns import Columns
 
-        obs_space = self.observation_space[OBS_KEY]
-        hidden = [int(w) for w in self.model_config.get("hidden", [256, 256])]
-        activation = str(self.model_config.get("activation", "tanh"))
-        obs_dim = int(np.prod(obs_space.shape))
-        self.policy_arch_kwargs = {
-            "obs_dim": obs_dim,
-            "hidden": hidden,
-            "num_actions": int(self.action_space.n),
-            "activation": activation,
-        }
-        self.pi = build_architecture("mlp", **self.policy_arch_kwargs)
-        self.vf = build_architecture("mlp", obs_dim=obs_dim, hidden=hidden, num_actions=1, activation=activation)
-        self._float_min = FLOAT_MIN
+            obs = batch[Columns.OBS]
+            logits = self.pi(obs[OBS_KEY].float())
+            legal = obs["action_mask"].bool()
+            return {Columns.ACTION_DIST_INPUTS: logits.masked_fill(~legal, self._float_min)}
 
-    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        from ray.rllib.core.columns import Columns
+        def compute_values(self, batch: dict[str, Any], embeddings: Any = None):
+            from ray.rllib.core.columns import Columns
 
-        obs = batch[Columns.OBS]
-        logits = self.pi(obs[OBS_KEY].float())
-        legal = obs["action_mask"].bool()
-        return {Columns.ACTION_DIST_INPUTS: logits.masked_fill(~legal, self._float_min)}
+            return self.vf(batch[Columns.OBS][OBS_KEY].float()).squeeze(-1)
 
-    def compute_values(self, batch: dict[str, Any], embeddings: Any = None):
-        from ray.rllib.core.columns import Columns
+else:
 
-        return self.vf(batch[Columns.OBS][OBS_KEY].float()).squeeze(-1)
+    def __getattr__(name: str) -> Any:
+        if name == "MaskedPolicyModule":
+            raise ImportError("training.rllib_env.MaskedPolicyModule needs ray[rllib]: pip install -e '.[rllib]'") \
+                from _RAY_MISSING
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,19 +1,21 @@
 """Train one policy for any game on Ray RLlib (PPO, new API stack), then export it as a safe policy file.
 
     python -m training.rllib_train --game sequence_v0 --config '{"players_per_team": 2}' \\
-        --opponents random-v0 heuristic-v1 snapshot --iterations 200 --out runs/seq-2x2-rllib
+        --opponents random-v0 heuristic-v1 self --iterations 200 --out runs/seq-2x2-rllib
 
 For the day one machine is not enough: the same game on many cores or many machines. Without
 ``--address`` a local Ray starts with as many env runners as this machine has cores; with
 ``--address`` the run joins an existing Ray cluster (``ray start --head`` on one machine, ``ray start
 --address=HEAD:6379`` on the others; see ``docs/rllib.md``).
 
-Reads top to bottom (CleanRL style): the options (every one in ``--help`` with its default), seeding
-in one place, the RLlib config, the training loop, the export. The environment is our AEC game
-through RLlib's PettingZoo wrapper (``training/rllib_env.py``): one learning team per episode whose
-seats all share the module ``"learner"``; rule-based opponents play inside the environment; the kind
-``snapshot`` puts frozen copies of the learner (refreshed every ``--snapshot-every`` iterations) in
-the other seats through the policy mapping. Action masks are applied by the module.
+Reads top to bottom (CleanRL style): the options (every one in ``--help`` with its default; the
+settings all trainers share come from :mod:`training.settings`), seeding in one place, the RLlib
+config, the training loop, the export. The environment is our AEC game through RLlib's PettingZoo
+wrapper (``training/rllib_env.py``): one learning team per episode whose seats all share the module
+``"learner"``; rule-based opponents play inside the environment; the kind ``self`` puts frozen copies
+of the learner (refreshed every ``--snapshot-every`` iterations) in the other seats through the policy
+mapping. Action masks are applied by the module. A loss that turns NaN or infinite stops the run,
+naming the iteration's learner step and the loss, before anything is exported.
 
 The output folder gets ``policy.json`` + ``policy.safetensors`` (agents/policy_io.py's format: the
 policy network is the ``"mlp"`` architecture, loadable without Ray), ``args.json``, ``eval.json``
@@ -30,9 +32,6 @@ import json
 import math
 import os
 import pathlib
-import sys
-import random
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,130 +39,102 @@ from typing import Any
 import numpy as np
 
 import envs
-from envs.core.errors import ConfigError
 from envs.core.provenance import provenance
 from training.cli import dataclass_parser
+from training.settings import (
+    SELF,
+    Registers,
+    Settings,
+    check_finite,
+    library_kwargs,
+    minibatch_size,
+    parse_settings,
+    seed_everything,
+)
 from training.evaluation import NOTE, evaluate_module
 from training.report import curve_row, log_scalars, tensorboard_writer, make_report, write_args, write_curve, write_report
 
 #: First deal seed of the final evaluation (the periodic ones use the million below it).
 EVAL_SEED = 2 * 10**6
 
+#: The learner's losses in an RLlib result that must stay finite.
+LOSSES = ("total_loss", "policy_loss", "vf_loss", "entropy")
+
 
 @dataclass
-class Args:
-    game: str = "sequence_v0"
-    config: str = "{}"
-    out: str = ""
-    register: str = ""
-    seed: int = 1
-    iterations: int = 50
-    opponents: list[str] = field(default_factory=lambda: ["random-v0"])
-    snapshot_slots: int = 3
+class Args(Registers, Settings):
+    """The RLlib trainer's options: the shared settings (:mod:`training.settings`) and its own."""
+
     snapshot_every: int = 10
-    address: str = ""
-    ship_code: bool = True
-    env_runners: int = 0
-    envs_per_runner: int = 1
-    learners: int = 0
-    gpus_per_learner: float = 0.0
-    learning_rate: float = 3e-4
-    train_batch: int = 4000
+    """with 'self' among --opponents: copy the learner into the next snapshot slot every N iterations (RLlib
+    counts its loop in iterations)"""
+    snapshot_max: int = 3
+    """with 'self' among --opponents: frozen snapshot modules kept, each starting as the untrained policy (3:
+    every slot is a module on every env runner)"""
     num_minibatches: int = 16
-    update_epochs: int = 6
-    gamma: float = 0.995
-    gae_lambda: float = 1.0
-    clip_coef: float = 0.3
-    ent_coef: float = 0.01
-    vf_coef: float = 1.0
-    max_grad_norm: float = 0.0
+    """minibatches per pass over a training batch; they split it evenly (16 of 250 from the default batch)"""
+    norm_adv: bool = True
+    """RLlib normalises the advantages over each training batch, always: --no-norm-adv is refused"""
+    out: str = ""
+    """output folder for the exported policy and its records (empty: runs/rllib/<game>-<time>)"""
+    iterations: int = 50
+    """RLlib training iterations (each samples --train-batch env steps, then updates)"""
+    train_batch: int = 4000
+    """env steps per training iteration (per learner)"""
     hidden: list[int] = field(default_factory=lambda: [256, 256])
+    """layer widths of the policy and value networks"""
+    address: str = ""
+    """address of an existing Ray cluster, e.g. 'auto' or HEAD:6379 (empty: start a local Ray)"""
+    ship_code: bool = True
+    """with --address: upload this checkout to the cluster's workers (Ray's working_dir); --no-ship-code when
+    every node has the project installed"""
+    env_runners: int = 0
+    """env runners (sampling processes); 0: as many as the cores of this machine (local) or the CPUs of the
+    cluster minus one"""
+    envs_per_runner: int = 1
+    """environments stepped by each env runner"""
+    learners: int = 0
+    """learner processes for the updates (0: learn in this process)"""
+    gpus_per_learner: float = 0.0
+    """GPUs per learner (with --learners >= 1; fractional values share a GPU)"""
     max_cycles: int = 0
+    """truncation cap of the game in cycles (0: the game's default)"""
     eval_every: int = 0
-    eval_games: int = 40
-    progress: bool = True
+    """evaluate the learner every N iterations during training (0: only the exported policy at the end)"""
+
+    def rollout_size(self) -> int:
+        return self.train_batch
+
+    def rollout_text(self) -> str:
+        return "--train-batch"
 
 
 #: Old flag spellings, still accepted with a warning: old field name -> the shared (CleanRL) name.
-ALIASES = {"lr": "learning_rate", "epochs": "update_epochs", "entropy": "ent_coef"}
+ALIASES = {"lr": "learning_rate", "epochs": "update_epochs", "entropy": "ent_coef", "snapshot_slots": "snapshot_max"}
 
-HELP = {
-    "game": "game module name, one of envs.NAMES",
-    "config": "game config as a JSON object, e.g. '{\"players_per_team\": 2}' (Sequence, 2 teams of 2)",
-    "out": "output folder for the exported policy and its records (empty: runs/rllib/<game>-<time>)",
-    "register": "checkpoint id to register the exported policy under, e.g. sequence_v0/rllib-ppo-v1 "
-    "(empty: do not register)",
-    "seed": "seed of everything: torch, numpy, deals, teams, opponents",
-    "iterations": "RLlib training iterations (each samples --train-batch env steps, then updates)",
-    "opponents": "opponent kinds drawn per seat and episode: agent kinds of the game (ids without the game "
-    "prefix, e.g. random-v0 heuristic-v1) and/or 'snapshot' (a frozen earlier copy of the learner)",
-    "snapshot_slots": "frozen snapshot modules kept when 'snapshot' is an opponent (they start as the "
-    "untrained initial policy)",
-    "snapshot_every": "copy the learner into the next snapshot slot every N iterations",
-    "address": "address of an existing Ray cluster, e.g. 'auto' or HEAD:6379 (empty: start a local Ray)",
-    "ship_code": "with --address: upload this checkout to the cluster's workers (Ray's working_dir); "
-    "--no-ship-code when every node has the project installed",
-    "env_runners": "env runners (sampling processes); 0: as many as the cores of this machine (local) or "
-    "the CPUs of the cluster minus one",
-    "envs_per_runner": "environments stepped by each env runner",
-    "learners": "learner processes for the updates (0: learn in this process)",
-    "gpus_per_learner": "GPUs per learner (with --learners >= 1; fractional values share a GPU)",
-    "learning_rate": "learning rate (RLlib lr)",
-    "train_batch": "env steps per training iteration (per learner)",
-    "num_minibatches": "minibatches per pass over a training batch (RLlib minibatch_size = train_batch / this)",
-    "update_epochs": "passes over each training batch (RLlib num_epochs)",
-    "gamma": "discount factor",
-    "gae_lambda": "GAE lambda (RLlib lambda_; its default 1.0)",
-    "clip_coef": "PPO clipping of the probability ratio (RLlib clip_param; its default 0.3)",
-    "ent_coef": "entropy bonus coefficient (RLlib entropy_coeff)",
-    "vf_coef": "value loss weight (RLlib vf_loss_coeff; its default 1.0)",
-    "max_grad_norm": "gradient norm clip (RLlib grad_clip; 0: none, RLlib's default)",
-    "hidden": "layer widths of the policy and value networks",
-    "max_cycles": "truncation cap of the game in cycles (0: the game's default)",
-    "eval_every": "evaluate the learner every N iterations during training (0: only the exported policy at the end)",
-    "eval_games": "seeded evaluation games of the exported policy per rule-based opponent (0: none)",
-    "progress": "show a progress bar",
-}
+#: Flags that are gone, refused before parsing: flag -> what to give instead.
+REMOVED = {"--minibatch": "give --num-minibatches (minibatch size = train_batch / num_minibatches)"}
+
+
+def build_parser():
+    return dataclass_parser(Args, prog="python -m training.rllib_train", description=__doc__, aliases=ALIASES)
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    parser = dataclass_parser(Args, HELP, prog="python -m training.rllib_train", description=__doc__,
-                              aliases=ALIASES)
-    if any(a == "--minibatch" or a.startswith("--minibatch=") for a in (argv if argv is not None else sys.argv[1:])):
-        parser.error("--minibatch is gone: give --num-minibatches (minibatch size = train_batch / num_minibatches)")
-    args = Args(**vars(parser.parse_args(argv)))
-    if args.game not in envs.NAMES:
-        parser.error(f"--game {args.game!r} is not a game; choose from {list(envs.NAMES)}")
-    try:
-        config = json.loads(args.config)
-    except json.JSONDecodeError:
-        config = None
-    if not isinstance(config, dict):
-        parser.error(f"--config must be a JSON object, got {args.config!r}")
-    try:
-        envs.make_game(args.game, **config)
-    except ConfigError as exc:  # names the allowed values
-        parser.error(str(exc))
-    from training.rllib_env import check_opponents
-
-    try:
-        check_opponents(args.game, args.opponents)
-    except ValueError as exc:
-        parser.error(str(exc))
-    for name, low in (("iterations", 1), ("snapshot_slots", 1), ("snapshot_every", 1), ("envs_per_runner", 1),
-                      ("train_batch", 1), ("num_minibatches", 1), ("update_epochs", 1), ("env_runners", 0),
-                      ("learners", 0), ("max_cycles", 0), ("eval_games", 0), ("eval_every", 0)):
+    """The options, validated before any work (Ray is not imported)."""
+    parser = build_parser()
+    args, _given = parse_settings(parser, Args, argv, removed=REMOVED)
+    for name, low in (("iterations", 1), ("envs_per_runner", 1), ("env_runners", 0), ("learners", 0),
+                      ("max_cycles", 0), ("eval_every", 0)):
         if getattr(args, name) < low:
-            parser.error(f"--{name.replace('_', '-')} must be >= {low}, got {getattr(args, name)}")
+            parser.error(f"--{name.replace('_', '-')} must be {low} or more, got {getattr(args, name)}")
+    if not args.norm_adv:
+        parser.error("--no-norm-adv: RLlib's PPO normalises the advantages over each training batch and cannot "
+                     "turn it off")
     if args.gpus_per_learner < 0 or (args.gpus_per_learner and not args.learners):
         parser.error("--gpus-per-learner must be >= 0 and needs --learners >= 1")
     if any(w < 1 for w in args.hidden):
         parser.error(f"--hidden widths must be >= 1, got {args.hidden}")
-    if args.register and not re.fullmatch(rf"{args.game}/[a-z0-9_.-]+-v[0-9]+", args.register):
-        parser.error(f"--register must be an id like {args.game}/rllib-ppo-v1, got {args.register!r}")
-    if args.register and not _can_register():
-        parser.error("--register is not yet available: this checkout's agents/checkpoint.py does not list "
-                     "policy-format checkpoints; train without it and keep the exported folder")
     return args
 
 
@@ -182,7 +153,7 @@ def build_config(args: Args, config: dict[str, Any], env_runners: int):
         env_kwargs["max_cycles"] = args.max_cycles
     obs_space = rllib_env.observation_space(args.game, env_kwargs)
     act_space = envs.make(args.game, raw=True, **config).action_space("player_0")
-    slots = args.snapshot_slots if rllib_env.SNAPSHOT in args.opponents else 0
+    slots = args.snapshot_max if SELF in args.opponents else 0
     module_ids = [rllib_env.LEARNER, *rllib_env.snapshot_module_ids(slots)]
     spec = MultiRLModuleSpec(
         rl_module_specs={
@@ -219,16 +190,9 @@ def build_config(args: Args, config: dict[str, Any], env_runners: int):
         )
         .learners(num_learners=args.learners, num_gpus_per_learner=args.gpus_per_learner)
         .training(
-            lr=args.learning_rate,
-            gamma=args.gamma,
-            lambda_=args.gae_lambda,
-            clip_param=args.clip_coef,
-            entropy_coeff=args.ent_coef,
-            vf_loss_coeff=args.vf_coef,
-            grad_clip=args.max_grad_norm or None,
+            **library_kwargs(args, "rllib"),  # the shared (CleanRL) names mapped to RLlib's
             train_batch_size_per_learner=args.train_batch,
-            minibatch_size=max(1, args.train_batch // args.num_minibatches),
-            num_epochs=args.update_epochs,
+            minibatch_size=minibatch_size(args),
         )
         .multi_agent(
             policies=set(module_ids),
@@ -270,13 +234,9 @@ def start_ray(args: Args) -> int:
 def main(argv: list[str] | None = None) -> pathlib.Path:
     args = parse_args(argv)
     import ray
-    import torch
 
     # -- seeding, in one place (env runners seed from args.seed through the RLlib config)
-    torch.set_num_threads(1)
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
+    seed_everything(args.seed)
     config = envs.make_game(args.game, **json.loads(args.config)).config
     out = pathlib.Path(args.out or f"runs/rllib/{args.game}-{time.strftime('%Y%m%d-%H%M%S')}")
     out.mkdir(parents=True, exist_ok=True)
@@ -317,7 +277,7 @@ def train(algo: Any, args: Args, config: dict[str, Any] | None = None, out: path
     from training import rllib_env
 
     curve: list[dict[str, Any]] = []
-    slots = rllib_env.snapshot_module_ids(args.snapshot_slots) if rllib_env.SNAPSHOT in args.opponents else []
+    slots = rllib_env.snapshot_module_ids(args.snapshot_max) if SELF in args.opponents else []
     if slots:  # every slot starts as the initial policy
         initial = algo.learner_group.get_weights(module_ids=["learner"])["learner"]
         set_modules(algo, {slot: initial for slot in slots})
@@ -330,6 +290,8 @@ def train(algo: Any, args: Args, config: dict[str, Any] | None = None, out: path
         returns = runners.get("agent_episode_returns_mean", {})
         learner_returns = [v for k, v in returns.items() if k.startswith(rllib_env.LEARNER + ":")]
         learner_steps = int(runners.get("num_module_steps_sampled_lifetime", {}).get(rllib_env.LEARNER, 0))
+        losses = result.get("learners", {}).get(rllib_env.LEARNER, {})
+        check_finite({k: losses[k] for k in LOSSES if k in losses}, learner_steps)
         results = {}
         if args.eval_every and args.eval_games and it % args.eval_every == 0 and config is not None:
             weights = algo.learner_group.get_weights(module_ids=[rllib_env.LEARNER])[rllib_env.LEARNER]
@@ -347,7 +309,7 @@ def train(algo: Any, args: Args, config: dict[str, Any] | None = None, out: path
         if writer is not None:
             log_scalars(writer, row)
         bar.set_postfix(steps=row["env_steps"], ret=row["mean_return"])
-        if slots and it % args.snapshot_every == 0:
+        if slots and args.snapshot_every and it % args.snapshot_every == 0:
             slot = slots[(it // args.snapshot_every - 1) % len(slots)]
             set_modules(algo, {slot: algo.learner_group.get_weights(module_ids=["learner"])["learner"]})
     if writer is not None:
@@ -415,9 +377,7 @@ def policy_module(state: dict[str, Any], args: Args, config: dict[str, Any]) -> 
 
 def rule_based(args: Args) -> list[str]:
     """The opponent kinds the policy is evaluated against: the training opponents but the snapshots."""
-    from training.rllib_env import SNAPSHOT
-
-    return [k for k in args.opponents if k != SNAPSHOT]
+    return [k for k in args.opponents if k != SELF]
 
 
 def evaluate_export(out: pathlib.Path, args: Args, config: dict[str, Any]) -> dict[str, Any]:
@@ -429,12 +389,6 @@ def evaluate_export(out: pathlib.Path, args: Args, config: dict[str, Any]) -> di
     max_actions = args.max_cycles * envs.make_game(args.game, **config).num_players if args.max_cycles else 0
     return evaluate_module(module, args.game, config, rule_based(args), args.eval_games, EVAL_SEED,
                            max_actions=max_actions)
-
-
-def _can_register() -> bool:
-    from agents import checkpoint
-
-    return hasattr(checkpoint, "register_checkpoint")
 
 
 def register(args: Args, out: pathlib.Path) -> None:

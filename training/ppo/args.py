@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,15 +19,34 @@ from agents.checkpoint import policy_folder
 from agents.nets import default_arch
 from agents.policy_io import CheckpointError, load_policy, read_policy_spec
 from training.cli import dataclass_parser
+from training.settings import SELF, SettingsError, StepSettings, check_settings, parse_settings
 from training.ppo.run_state import migrate_saved_args, read_json, recover_checkpoint
 
 
 @dataclass
-class Args:
-    game: str = "sequence_v0"
-    """game module name (one of envs.NAMES)"""
-    config: str = "{}"
-    """game config as JSON, e.g. '{"players_per_team": 2}'"""
+class Args(StepSettings):
+    """``training.ppo``'s options: the shared settings (:class:`training.settings.StepSettings`) and its own."""
+
+    opponents: list[str] = field(default_factory=lambda: ["heuristic-v1", SELF, "random-v0"])
+    """league: opponent kinds drawn per game (agent kinds of the game, or 'self' for a frozen earlier copy of the
+    learner: the newest half the time, otherwise any kept one); a league by default, as this trainer is for long runs"""
+    learning_rate: float = 1e-3
+    """Adam learning rate (1e-3 with 4 epochs measured best for this trainer: the guide's PPO reference
+    page; after cloning use ~1e-4)"""
+    update_epochs: int = 4
+    """passes over each rollout (4 at learning rate 1e-3: measured, the guide's PPO reference page)"""
+    num_minibatches: int = 8
+    """minibatches per pass over a rollout; they split it evenly (8 of 256 decisions from the default rollout)"""
+    total_timesteps: int = 2_000_000
+    """learner decisions to train on (behaviour cloning steps included; old spelling --total-steps)"""
+    num_envs: int = 64
+    """games stepped together (the learner's batch per forward); many, as this trainer batches its tables"""
+    num_steps: int = 32
+    """learner decisions per table per rollout (rollout size = num_envs * num_steps)"""
+    eval_every: int = 100_000
+    """evaluate the greedy policy every N steps (0: only at the end); longer runs than the other trainers'"""
+    eval_opponents: list[str] = field(default_factory=lambda: ["heuristic-v1", "random-v0"])
+    """opponent kinds the policy is evaluated against (the rule-based agent as well as random by default)"""
     name: str = "run"
     """run name; the run folder is runs/ppo/<game>-<name> unless --run-dir is given"""
     run_dir: str = ""
@@ -40,36 +58,8 @@ class Args:
     folder or a run folder; its game, config and network must be this run's (a mismatch names the flags)"""
     evaluate: str = ""
     """only evaluate the policy of this run folder (or a policy folder, or a checkpoint id) against --eval-opponents and exit"""
-    seed: int = 1
-    """seed of everything: torch, numpy, Python's random, deals, opponents"""
-    total_timesteps: int = 2_000_000
-    """learner decisions to train on (behaviour cloning steps included; old spelling --total-steps)"""
-    num_envs: int = 64
-    """games stepped together (the learner's batch per forward)"""
-    num_steps: int = 32
-    """learner decisions per table per rollout (rollout size = num_envs * num_steps)"""
-    learning_rate: float = 1e-3
-    """Adam learning rate (1e-3 chosen by measurement, docs/guide/ppo_reference.md; after cloning use ~1e-4)"""
-    gamma: float = 0.995
-    """discount factor"""
-    gae_lambda: float = 0.95
-    """GAE lambda"""
-    update_epochs: int = 4
-    """passes over each rollout"""
-    num_minibatches: int = 8
-    """minibatches per pass over a rollout (each num_envs * num_steps / num_minibatches decisions)"""
-    clip_coef: float = 0.2
-    """PPO clipping of the probability ratio"""
-    norm_adv: bool = True
-    """normalise the advantages within each minibatch"""
-    ent_coef: float = 0.01
-    """entropy bonus weight"""
     temperature: float = 1.0
     """PPO samples and trains softmax(logits / T); below 1 it plays closer to greedy (teacher term, evaluation: untempered)"""
-    vf_coef: float = 0.5
-    """value loss weight"""
-    max_grad_norm: float = 0.5
-    """gradient norm clip"""
     net: str = "auto"
     """network: auto (board_conv where the game declares a board_layout, else mlp_ac), board_conv, mlp_ac or
     table_entity (a shared encoder over the rows of the game's table_layout)"""
@@ -82,14 +72,8 @@ class Args:
     hidden: int = 128
     """width of the hidden layers (board_conv trunk; mlp_ac uses two layers of this width; table_entity trunk,
     its row encoder a quarter as wide)"""
-    opponents: list[str] = field(default_factory=lambda: ["heuristic-v1", "self", "random-v0"])
-    """league: opponent kinds drawn per game (agent kinds of the game, or 'self' for a past snapshot)"""
     opponent_weights: list[float] = field(default_factory=list)
     """relative probability of each --opponents entry (default: equal)"""
-    snapshot_every: int = 100_000
-    """add a frozen copy of the learner to the 'self' pool every N steps"""
-    snapshot_max: int = 8
-    """keep the newest N snapshots"""
     teacher: str = "heuristic-v1"
     """teacher agent kind for behaviour cloning and the kickstarting term ('' for none)"""
     bc_steps: int = 0
@@ -110,12 +94,6 @@ class Args:
     """initial weight of the cross-entropy toward the teacher's choice during PPO (0: off)"""
     kl_decay_steps: int = 1_000_000
     """PPO steps over which kl_coef decays linearly to zero"""
-    eval_every: int = 100_000
-    """evaluate the greedy policy every N steps (0: only at the end)"""
-    eval_games: int = 100
-    """seeded games per evaluation opponent (seats rotated)"""
-    eval_opponents: list[str] = field(default_factory=lambda: ["heuristic-v1", "random-v0"])
-    """opponent kinds the policy is evaluated against"""
     eval_seed: int = 10**6
     """first deal seed of the evaluation games (the same games every evaluation)"""
     checkpoint_every: int = 50_000
@@ -125,8 +103,6 @@ class Args:
     backend: str = "auto"
     """envs.vector backend the training tables run on: auto (the game's fastest), python (the reference engines)
     or one the game registers (numpy for sequence_v0); every backend plays the same games"""
-    progress: bool = True
-    """show a progress bar"""
 
 
 #: The arguments that shape the network (an --init-policy must have been trained with the same).
@@ -159,12 +135,16 @@ RESUME_CHANGEABLE = frozenset(
         "snapshot_every",
         "snapshot_max",
         "backend",
+        "device",
     }
 )
 
 
 #: Old flag spellings, still accepted with a warning: old field name -> the shared (CleanRL) name.
 ALIASES = {"total_steps": "total_timesteps"}
+
+#: Flags that are gone, refused before parsing: flag -> what to give instead.
+REMOVED = {"--minibatch-size": "give --num-minibatches (minibatch = num_envs * num_steps / num_minibatches)"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -173,17 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     return dataclass_parser(Args, prog="python -m training.ppo", description=ppo.__doc__.split("\n\n")[0],
                             list_nargs="*", aliases=ALIASES)
 
+
 def parse_args(argv: list[str] | None = None) -> Args:
     parser = build_parser()
-    if any(a == "--minibatch-size" or a.startswith("--minibatch-size=") for a in (argv if argv is not None else sys.argv[1:])):
-        parser.error("--minibatch-size is gone: give --num-minibatches (minibatch = num_envs * num_steps / num_minibatches)")
-    ns = parser.parse_args(argv)
-    given = {
-        a.dest
-        for a in parser._actions
-        if any(o in (argv if argv is not None else sys.argv[1:]) for o in a.option_strings)
-    }
-    args = Args(**vars(ns))
+    args, given = parse_settings(parser, Args, argv, removed=REMOVED, check=False)
     if args.resume:
         saved = migrate_saved_args(read_json(recover_checkpoint(pathlib.Path(args.resume)) / "state.json")["args"])
         changeable = RESUME_CHANGEABLE | {"resume"}
@@ -207,28 +180,17 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 
 def check_args(args: Args, fail: Callable[[str], Any]) -> None:
-    """Refuse anything wrong with a message that says what is allowed."""
-    if args.game not in envs.NAMES:
-        fail(f"--game {args.game!r} is not a game; choose from {list(envs.NAMES)}")
+    """Refuse anything wrong with a message that says what is allowed: the shared settings
+    (:func:`training.settings.check_settings`), then this trainer's own."""
     try:
-        config = json.loads(args.config)
-    except json.JSONDecodeError:
-        config = None
-    if not isinstance(config, dict):
-        fail(f"--config must be a JSON object, got {args.config!r}")
-    envs.make_game(args.game, **config)  # raises ConfigError naming the allowed values
+        check_settings(args)
+    except SettingsError as exc:
+        fail(str(exc))
     known = set(agents.available(args.game))
-    for kind in [*args.opponents, *args.eval_opponents, *([args.teacher] if args.teacher else [])]:
-        if kind != "self" and f"{args.game}/{kind}" not in known:
-            fail(
-                f"unknown agent kind {kind!r} for {args.game}; available: {sorted(k.split('/')[1] for k in known)} or 'self'"
-            )
-    if "self" in args.eval_opponents or args.teacher == "self":
-        fail("'self' is a training opponent only; --eval-opponents and --teacher need fixed agents")
-    if not args.opponents:
-        fail("--opponents needs at least one kind")
-    if not args.eval_opponents:
-        fail("--eval-opponents needs at least one kind (the run ends with an evaluation, written to eval.json)")
+    if args.teacher == SELF:
+        fail("'self' is a training opponent only; --teacher needs a fixed agent")
+    if args.teacher and f"{args.game}/{args.teacher}" not in known:
+        fail(f"unknown agent kind {args.teacher!r} for {args.game}; available: {sorted(k.split('/')[1] for k in known)}")
     if args.opponent_weights and (
         len(args.opponent_weights) != len(args.opponents)
         or min(args.opponent_weights) < 0
@@ -243,12 +205,6 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
         fail(f"--teacher-workers is a number of extra processes (0 or more), got {args.teacher_workers}")
     if (args.bc_steps or args.kl_coef) and not args.teacher:
         fail("--bc-steps and --kl-coef need a --teacher")
-    for name in ("num_envs", "num_steps", "update_epochs", "num_minibatches", "total_timesteps"):
-        if getattr(args, name) <= 0:
-            fail(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
-    if args.num_minibatches > args.num_envs * args.num_steps:
-        fail(f"--num-minibatches {args.num_minibatches} is more than the rollout's "
-             f"num_envs * num_steps = {args.num_envs * args.num_steps} decisions")
     backends = envs.vector.available_backends(args.game)
     if args.backend != "auto" and args.backend not in backends:
         fail(f"--backend {args.backend!r} is not available for {args.game}; choose auto or one of {backends}")

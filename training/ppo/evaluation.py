@@ -35,7 +35,7 @@ def evaluate_folder(folder: pathlib.Path | str, args: Any) -> dict[str, Any]:
     )
     meta = spec["meta"]
     report = make_report(
-        trainer=meta.get("trainer") if meta.get("trainer") in ("training.train_ppo", "training.rllib_train")
+        trainer=meta.get("trainer") if meta.get("trainer") in ("training.sb3", "training.train_ppo", "training.rllib_train")
         else "training.ppo",
         args=dataclasses.asdict(args),
         game=spec["game"],
