@@ -128,6 +128,52 @@ def test_the_numpy_sequence_backend_trains_exactly_as_the_reference_engines(tmp_
         assert torch.equal(value, weights["numpy"][name]), name
 
 
+def test_a_non_finite_loss_stops_the_run_naming_the_step_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
+    from safetensors.torch import load_file
+
+    from training.ppo import loop
+    from training.settings import NonFiniteLossError
+
+    real = loop.ppo_update
+    updates = []
+
+    def poisoned(net, optimizer, batch, args, kl_weight, device):
+        updates.append(len(updates))
+        if len(updates) == 3:  # the third update diverges
+            with torch.no_grad():
+                next(net.parameters()).fill_(float("nan"))
+        return real(net, optimizer, batch, args, kl_weight, device)
+
+    monkeypatch.setattr(loop, "ppo_update", poisoned)
+    run = tmp_path / "run"
+    argv = ["--game", "dojo_v0", "--run-dir", str(run), "--total-timesteps", "256", "--checkpoint-every", "64",
+            "--eval-every", "0", "--opponents", "random-v0", "--teacher", "", *TINY]
+    with pytest.raises(NonFiniteLossError, match=r"non-finite loss at learner step 192: policy_loss = nan") as caught:
+        ppo.main(argv)
+    assert caught.value.step == 192 and "value_loss" in caught.value.losses
+    state = json.loads((run / "checkpoint" / "state.json").read_text())
+    assert state["step"] == 128  # the last checkpoint before the bad update is kept as it was
+    weights = load_file(str(run / "checkpoint" / "model.safetensors"))
+    assert all(torch.isfinite(w).all() for w in weights.values())
+    assert not (run / "eval.json").exists()
+
+
+def test_the_update_runs_on_the_device_and_the_actor_plays_the_trained_weights(tmp_path):
+    """``--device auto`` is the CPU here (no GPU is needed); the network the update trains and the actor
+    that plays rollouts, snapshots and evaluations are distinct modules, equal after every update."""
+    args = ppo.parse_args(["--game", "dojo_v0", "--run-dir", str(tmp_path / "run"), "--device", "auto",
+                           "--opponents", "random-v0", "self", "--teacher", "", *TINY])
+    trainer = ppo.Trainer(args)
+    assert trainer.device == torch.device("cpu") and trainer.actor is not trainer.net
+    before = [p.clone() for p in trainer.actor.parameters()]
+    trainer.update(trainer.collect())
+    for played, trained in zip(trainer.actor.parameters(), trainer.net.parameters()):
+        assert torch.equal(played, trained) and not played.requires_grad
+    assert any(not torch.equal(p, old) for p, old in zip(trainer.actor.parameters(), before))
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--game", "dojo_v0", "--device", "tpu"])
+
+
 def test_loading_a_policy_skips_the_random_initialisation_it_overwrites(monkeypatch):
     from agents import nets
 

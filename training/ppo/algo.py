@@ -131,11 +131,14 @@ def gae(
 
 
 def ppo_update(
-    net: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any], args: Any, kl_weight: float
+    net: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any], args: Any, kl_weight: float,
+    device: torch.device | str = "cpu",
 ) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over the rollout in minibatches, plus the
-    cross-entropy toward the teacher's labels weighted ``kl_weight``; returns the mean losses."""
+    cross-entropy toward the teacher's labels weighted ``kl_weight``, with ``net`` and ``optimizer`` on
+    ``device`` (the rollout is moved there once); returns the mean losses."""
     a = args
+    batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
     for group in optimizer.param_groups:
         group["lr"] = a.learning_rate
     size = batch["action"].shape[0]
@@ -146,7 +149,7 @@ def ppo_update(
     for _ in range(a.update_epochs):
         order = torch.randperm(size)
         for start in range(0, size, minibatch):
-            mb = order[start : start + minibatch]
+            mb = order[start : start + minibatch].to(device)
             logits, value = net.logits_and_value(batch["obs"][mb])
             logp_all = policy_log_probs(logits, batch["mask"][mb], a.temperature)
             newlogp = logp_all.gather(1, batch["action"][mb][:, None]).squeeze(1)

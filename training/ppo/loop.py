@@ -21,6 +21,7 @@ from agents.architectures import build_architecture
 from agents.policy_io import save_policy
 from training.ppo import run_state
 from training.ppo.run_state import TrainerState
+from training.settings import check_finite, resolve_device, seed_everything
 from training.ppo.algo import collect_rollout, policy_log_probs, ppo_update, sample
 from training.ppo.args import RESUME_CHANGEABLE, Args, arch_of, load_init_policy, parse_args
 from training.ppo.cloning import ReplayBuffer, buffer_capacity, clone_update
@@ -92,13 +93,17 @@ class Trainer:
         self.max_actions = args.max_actions or self.game.default_max_cycles * self.game.num_players
 
         # -- seeding, in one place
-        torch.set_num_threads(1)
-        random.seed(args.seed)
-        np.random.seed(args.seed)
-        torch.manual_seed(args.seed)
+        seed_everything(args.seed)
         self.rng = random.Random(args.seed)
 
+        # The update runs on the device (network and optimizer); rollouts, snapshots and evaluations on
+        # the CPU, where a batch of a few dozen positions is fastest, with the actor, a CPU copy of the
+        # network brought up to date after every update. Convolution weights are kept channels-last:
+        # oneDNN's faster layout on the CPU.
+        self.device = resolve_device(args.device)
         self.net = build_architecture(self.arch, **self.arch_kwargs).to(memory_format=torch.channels_last)
+        self.actor = copy.deepcopy(self.net).requires_grad_(False)
+        self.net.to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
         self.snapshots: list[torch.nn.Module] = []
         #: the cloning replay buffer (made at the first cloning update, or restored on resume)
@@ -117,6 +122,7 @@ class Trainer:
             if args.init_policy:
                 weights, self.state.init_origin = load_init_policy(args)
                 self.net.load_state_dict(weights)
+                self.sync_actor()
             self.snapshots.append(self._frozen())  # 'self' before the first snapshot: the starting network
             self.state.snapshot_steps.append(0)
 
@@ -145,7 +151,7 @@ class Trainer:
         return seed, kind, (lambda s: agents.make(agent_id, seed=s)), team
 
     def _frozen(self) -> torch.nn.Module:
-        snap = copy.deepcopy(self.net)
+        snap = copy.deepcopy(self.actor)
         for p in snap.parameters():
             p.requires_grad_(False)
         return snap.eval()
@@ -189,7 +195,7 @@ class Trainer:
     def collect(self) -> dict[str, Any]:
         cloning = self.cloning
         batch = collect_rollout(
-            self.net,
+            self.actor,
             self.tables,
             self.args,
             cloning=cloning,
@@ -203,21 +209,29 @@ class Trainer:
     def clone_update(self, batch: dict[str, Any]) -> dict[str, float]:
         if self.bc is None:
             self.bc = ReplayBuffer(self.bc_capacity(), self.obs_shape, self.num_actions)
-        stats = clone_update(self.net, self.optimizer, self.bc, batch, self.args)
+        stats = clone_update(self.net, self.optimizer, self.bc, batch, self.args, self.device)
         self.state.updates += 1
+        self.sync_actor()
         return stats
 
     def update(self, batch: dict[str, Any]) -> dict[str, float]:
         if batch["cloning"]:
             return self.clone_update(batch)
-        stats = ppo_update(self.net, self.optimizer, batch, self.args, self.kl_weight())
+        stats = ppo_update(self.net, self.optimizer, batch, self.args, self.kl_weight(), self.device)
         self.state.updates += 1
+        self.sync_actor()
         return stats
+
+    def sync_actor(self) -> None:
+        """The actor (the CPU copy that plays rollouts and evaluations) takes the trained weights."""
+        with torch.no_grad():
+            for mine, trained in zip(self.actor.state_dict().values(), self.net.state_dict().values()):
+                mine.copy_(trained)
 
     # -- evaluation, saving, logging
     def evaluate(self, games: int, kinds: list[str], seed: int | None = None) -> dict[str, dict[str, Any]]:
         a = self.args
-        return evaluate_module(self.net, a.game, self.config, kinds, games, a.eval_seed if seed is None else seed,
+        return evaluate_module(self.actor, a.game, self.config, kinds, games, a.eval_seed if seed is None else seed,
                                min(a.num_envs, games), self.max_actions)
 
     def save_checkpoint(self) -> None:
@@ -229,7 +243,7 @@ class Trainer:
         latest = self.state.curve[-1] if self.state.curve else {}
         return save_policy(
             folder or self.run_dir / "policy",
-            self.net,
+            self.actor,
             arch=self.arch,
             arch_kwargs=self.arch_kwargs,
             game=self.args.game,
@@ -305,6 +319,9 @@ class Trainer:
             losses = self.update(batch)
             w1, c2 = time.perf_counter(), time.process_time()
             n = batch["action"].shape[0]
+            # A NaN or infinite loss stops the run here, before anything is saved: the last checkpoint
+            # (from before this update) is the run's last good state.
+            check_finite(losses, self.state.step + n)
             self.state.step += n
             # CPU time of this process plus the teacher workers' (so steps per CPU-second stays per core)
             cpu = c2 - c0 + batch["timing"]["teacher_workers"]

@@ -126,7 +126,7 @@ def flatten_optimizer(opt: torch.optim.Optimizer) -> tuple[dict[str, torch.Tenso
     for idx, st in sd["state"].items():
         for key, value in st.items():
             if torch.is_tensor(value):
-                tensors[f"state.{idx}.{key}"] = value.detach().clone().contiguous()
+                tensors[f"state.{idx}.{key}"] = value.detach().cpu().clone().contiguous()
             else:
                 scalars[f"{idx}.{key}"] = value
     return tensors, {"param_groups": sd["param_groups"], "scalars": scalars}
@@ -165,7 +165,7 @@ def save(trainer: Any) -> None:
     if tmp.exists():  # left by a save that was cut off: none of its files may outlive it
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    save_file({k: v.contiguous() for k, v in trainer.net.state_dict().items()}, str(tmp / "model.safetensors"))
+    save_file({k: v.cpu().contiguous() for k, v in trainer.net.state_dict().items()}, str(tmp / "model.safetensors"))
     opt_t, opt_meta = flatten_optimizer(trainer.optimizer)
     save_file(opt_t, str(tmp / "optimizer.safetensors"))
     for k, snap in enumerate(trainer.snapshots):
@@ -209,10 +209,11 @@ def restore(trainer: Any, defaults: dict[str, Any], changeable: frozenset[str]) 
     state = read_json(ckpt / "state.json")
     restored = TrainerState.from_saved(state, ckpt / "state.json")
     trainer.net.load_state_dict(load_file(str(ckpt / "model.safetensors")))
+    trainer.sync_actor()
     opt_t = load_file(str(ckpt / "optimizer.safetensors")) if (ckpt / "optimizer.safetensors").exists() else {}
     trainer.optimizer.load_state_dict(unflatten_optimizer(opt_t, state["optimizer"]))
     for k in range(state["snapshots"]):
-        snap = build_architecture(trainer.arch, **trainer.arch_kwargs)
+        snap = build_architecture(trainer.arch, **trainer.arch_kwargs).to(memory_format=torch.channels_last)
         snap.load_state_dict(load_file(str(ckpt / f"snapshot_{k}.safetensors")))
         trainer.snapshots.append(snap.eval())
     # A setting newer than the run's checkpoint was at its default there (as parse_args reads it).
