@@ -15,7 +15,7 @@ Everything that plays a learner against opponents in a batch stands on it: ``tra
 
 At every table one seat learns and every other seat (team-mates included) is played by an opponent
 from the pool *inside* ``step()``, until each table awaits the learner again; the learner sees only its
-own decisions and receives its own final return. The tables are one :mod:`envs.vector` batch.
+own decisions and receives its own final return. The tables are a :class:`Tables` with a one-seat learner.
 
 >>> import agents, numpy as np
 >>> from training.vector_env import SelfPlayVectorEnv, SB3VecEnv
@@ -25,9 +25,10 @@ own decisions and receives its own final return. The tables are one :mod:`envs.v
 >>> obs, rewards, terminations, truncations, infos = venv.step(masks.argmax(axis=1))
 >>> model = sb3_contrib.MaskablePPO("MlpPolicy", SB3VecEnv(venv))   # MaskablePPO reads action_masks()
 
-* Seeding: ``reset(seed=s)`` makes everything that follows reproducible: the deals (the batch seed
-  of :mod:`envs.vector`), each episode's learner seat and opponents (one generator seeded from ``s``).
-  The learner's seat is drawn afresh for every episode, so a policy learns every seat.
+* Seeding: ``reset(seed=s)`` makes everything that follows reproducible: each episode's deal, learner
+  seat and opponents come from one generator seeded from ``s``; a later ``reset()`` without a seed deals
+  on from that stream (Gymnasium's convention). The learner's seat is drawn afresh for every episode, so
+  a policy learns every seat.
 * Autoreset is same-step (Gymnasium's ``AutoresetMode.SAME_STEP``): where an episode ended, the
   observation returned is the next episode's first decision. ``infos["final_obs"]`` holds, where an
   episode ended, the learner's observation at its **last decision** of that episode (the batch deals the
@@ -60,7 +61,8 @@ from agents.scoring import score_teams
 from envs.core.game import Game, State
 
 #: What ``deal(g)`` returns for the ``g``-th game: its seed, the opponent kind's name, the opponents (a
-#: factory ``seed -> Agent``, one agent per opponent seat, or ``("snapshot", index)``) and the learner's team.
+#: factory ``seed -> Agent``, one agent per opponent seat; a dict ``seat -> Agent`` of agents already reset
+#: for their seats; or ``("snapshot", index)``) and the learner's team (its seat, for ``learner="seat"``).
 Deal = tuple[int, str, Any, int]
 
 
@@ -92,7 +94,9 @@ class Tables:
     :meth:`advance` plays every non-learner seat until each table awaits a learner decision. A
     finished game is recorded in ``finished`` as an :class:`Outcome` and replaced by a new one, until
     ``max_games`` have been dealt (then the table goes idle: ``active[i]`` False). Games are cut after
-    ``max_actions`` actions. ``backend`` is the :mod:`envs.vector` backend the tables run on.
+    ``max_actions`` actions. ``backend`` is the :mod:`envs.vector` backend the tables run on. The learner
+    is every seat of its team (``learner="team"``), or one seat, its team-mates played as opponents
+    (``learner="seat"``).
 
     The interface the trainer and the evaluation use: ``observe(rows)``, ``play(rows, actions)``,
     ``advance(snapshot_act)``, ``learner_seat(i)``, ``seat_inputs(rows)`` (what a teacher at the seat to act
@@ -113,7 +117,11 @@ class Tables:
         first_game: int = 0,
         max_games: int | None = None,
         backend: str = "python",
+        learner: str = "team",
     ) -> None:
+        if learner not in ("team", "seat"):
+            raise ValueError(f"learner must be 'team' or 'seat', got {learner!r}")
+        self.learns_seat = learner == "seat"
         self.batch = envs.vector.make(game.name, n, backend=backend, max_steps=max_actions, autoreset=False,
                                       copy=False, **game.config)
         self.game = self.batch.game
@@ -147,8 +155,11 @@ class Tables:
         seed, kind, opponent, team = self.deal(self.dealt)
         self.dealt += 1
         self.batch.deal([i], [seed])
+        if self.learns_seat:
+            self.learner[i], team = frozenset((team,)), self.game.team_of(team)
+        else:
+            self.learner[i] = frozenset(s for s in range(self.num_players) if self.game.team_of(s) == team)
         self.team[i] = team
-        self.learner[i] = frozenset(s for s in range(self.num_players) if self.game.team_of(s) == team)
         self.kind[i] = kind
         if callable(opponent):  # an agent factory: one agent per opponent seat, reused between games
             seats = {}
@@ -175,16 +186,16 @@ class Tables:
         """A copy of table ``i``'s game as a reference engine state (changing it changes nothing here)."""
         return self.game.load(self.batch.save_state(i))
 
-    def _finish(self, i: int) -> tuple[float, bool]:
-        """Record game ``i``; returns (learner reward, done)."""
+    def _finish(self, i: int) -> Outcome:
+        """Record the game that ended at table ``i`` and deal the next."""
         returns, truncated, length = self._ended.pop(i)
         winners, ranks = score_teams(self.game.team_returns(returns.tolist()), decided=not truncated)
         reward = float(returns[min(self.learner[i])])
         team = self.team[i]
-        self.finished.append(Outcome(self.kind[i], reward, team in winners, not winners, ranks[team], truncated,
-                                     length, team))
+        outcome = Outcome(self.kind[i], reward, team in winners, not winners, ranks[team], truncated, length, team)
+        self.finished.append(outcome)
         self._new_game(i)
-        return reward, True
+        return outcome
 
     def play(self, rows: list[int], actions: list[int]) -> None:
         """Table ``rows[j]`` plays ``actions[j]`` for its seat to act, all in one batch step.
@@ -201,9 +212,11 @@ class Tables:
         for i in np.flatnonzero(infos["_final_returns"]).tolist():
             self._ended[i] = (infos["final_returns"][i].copy(), bool(truncations[i]), int(infos["episode_length"][i]))
 
-    def advance(self, snapshot_act: Callable[[int, list[int]], list[int]]) -> list[tuple[float, bool]]:
-        """Play opponents everywhere; per table, the (reward, done) of the learner's last decision."""
-        outcome = [(0.0, False)] * self.n
+    def advance(self, snapshot_act: Callable[[int, list[int]], list[int]]) -> list[Outcome | None]:
+        """Play opponents everywhere until every table awaits the learner; per table, the first game that
+        ended there since the learner's last decision (None where none did). Games that end before the
+        learner's first decision in them are in ``finished`` too."""
+        first: list[Outcome | None] = [None] * self.n
         pending = [i for i in range(self.n) if self.active[i]]
         while pending:
             waiting_snap: dict[int, list[int]] = {}
@@ -211,9 +224,9 @@ class Tables:
             seats = self.batch.current_seat
             for i in pending:
                 if i in self._ended:
-                    reward, done = self._finish(i)
-                    if outcome[i][1] is False:
-                        outcome[i] = (reward, done)
+                    outcome = self._finish(i)
+                    if first[i] is None:
+                        first[i] = outcome
                     if self.active[i]:
                         still.append(i)
                     continue
@@ -241,7 +254,7 @@ class Tables:
                 still.extend(tables)
             self.play(rows, actions)
             pending = still
-        return outcome
+        return first
 
     def observe(self, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """The stacked observations (float32) and legal masks (bool) of the seat to act at ``rows``."""
@@ -256,7 +269,10 @@ class Tables:
 
 
 class SelfPlayVectorEnv(VectorEnv):
-    """``num_envs`` tables of ``game_name``; one learning seat each, opponents from ``opponent_pool``."""
+    """``num_envs`` tables of ``game_name``; one learning seat each, opponents from ``opponent_pool``.
+
+    A Gymnasium view of :class:`Tables` with a one-seat learner: each episode's deal seed, learner seat and
+    opponents are drawn from one generator seeded by ``reset(seed=...)``."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
@@ -266,112 +282,89 @@ class SelfPlayVectorEnv(VectorEnv):
         self.pool = list(opponent_pool)
         if not self.pool or not all(callable(f) for f in self.pool):
             raise ValueError("SelfPlayVectorEnv needs opponent_pool: a non-empty list of zero-argument agent factories")
-        self.tables = envs.vector.make(game_name, num_envs, seed=seed, backend=backend, max_cycles=max_cycles,
-                                       **dict(config or {}))
-        self.game = self.tables.game
-        self.num_envs = self.tables.num_envs
-        self.single_observation_space = self.tables.single_observation_space["observation"]
-        self.single_action_space = self.tables.single_action_space
+        # The batch's own checks of the settings, and its spaces and cap (the tables are made at reset).
+        probe = envs.vector.make(game_name, num_envs, backend=backend, max_cycles=max_cycles, **dict(config or {}))
+        self.game = probe.game
+        self.num_envs = probe.num_envs
+        self.max_actions = probe.max_steps
+        self.backend = probe.backend
+        self.single_observation_space = probe.single_observation_space["observation"]
+        self.single_action_space = probe.single_action_space
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        n = self.num_envs
-        self.learner = np.zeros(n, dtype=np.int64)
-        self.decisions = np.zeros(n, dtype=np.int64)  # the learner's decisions in each table's episode
-        self.opponents: list[dict[int, Agent]] = [{} for _ in range(n)]
         self._rng = np.random.default_rng(seed)
-        self._obs: dict[str, np.ndarray] | None = None
+        self.tables: Tables | None = None
+        self.decisions = np.zeros(self.num_envs, dtype=np.int64)  # the learner's decisions in each table's episode
         self.skipped_episodes = 0
 
-    # ----------------------------------------------------------------------------------------------
-    def _new_episode(self, i: int) -> None:
-        seats = self.game.num_players
-        learner = int(self._rng.integers(seats))
-        self.learner[i] = learner
-        self.decisions[i] = 0
+    def _deal(self, g: int) -> Deal:
+        """Episode ``g``: a deal seed, the learner's seat and an opponent from the pool for every other seat."""
+        rng, seats = self._rng, self.game.num_players
+        seed = int(rng.integers(2**63))
+        learner = int(rng.integers(seats))
         table: dict[int, Agent] = {}
         for s in range(seats):
             if s != learner:
-                agent = self.pool[int(self._rng.integers(len(self.pool)))]()
-                agent.rng.seed(int(self._rng.integers(2**63)))
+                agent = self.pool[int(rng.integers(len(self.pool)))]()
+                agent.rng.seed(int(rng.integers(2**63)))
                 agent.reset(s, self.game)
                 table[s] = agent
-        self.opponents[i] = table
+        return seed, "pool", table, learner
 
-    def _play_opponents(self, rewards: np.ndarray, terminations: np.ndarray, truncations: np.ndarray,
-                        final_obs: np.ndarray, ended: np.ndarray) -> None:
-        """Let opponents move until every table awaits its learner; episodes that end are recorded in
-        the arrays (the first end per table in this call) and replaced."""
-        tables = self.tables
-        obs = self._obs
-        while True:
-            waiting = tables.current_seat != self.learner
-            if not waiting.any():
-                return
-            actions = np.zeros(self.num_envs, dtype=np.int64)
-            for i in np.flatnonzero(waiting).tolist():
-                seat = int(tables.current_seat[i])
-                observation = {"observation": obs["observation"][i], "action_mask": obs["action_mask"][i]}
-                agent = self.opponents[i][seat]
-                actions[i] = agent.act(observation, tables.player_view(i) if agent.reads_view else {})
-            obs, _, terms, truncs, infos = tables.step(actions, active=waiting)
-            self._obs = obs
-            self._record(infos, terms, truncs, rewards, terminations, truncations, final_obs, ended)
+    @staticmethod
+    def _no_snapshots(_index: int, _rows: list[int]) -> list[int]:
+        raise RuntimeError("SelfPlayVectorEnv's opponents are agents from its pool, not snapshots")
 
-    def _record(self, infos: dict[str, Any], terms: np.ndarray, truncs: np.ndarray, rewards: np.ndarray,
-                terminations: np.ndarray, truncations: np.ndarray, final_obs: np.ndarray, ended: np.ndarray) -> None:
-        for i in np.flatnonzero(infos["_final_returns"]).tolist():
-            if ended[i]:
-                self.skipped_episodes += 1  # the next deal ended before the learner's first decision
-            else:
-                ended[i] = True
-                rewards[i] = infos["final_returns"][i, self.learner[i]]
-                terminations[i], truncations[i] = terms[i], truncs[i]
-                final_obs[i] = self._learner_obs[i]
-                self._episode_decisions[i] = self.decisions[i]
-            self._new_episode(i)
+    @property
+    def learner(self) -> np.ndarray:
+        """The learner's seat at every table."""
+        self._need_reset("learner")
+        return np.array([min(seats) for seats in self.tables.learner], dtype=np.int64)
+
+    def _observe(self) -> np.ndarray:
+        obs, self._masks = self.tables.observe(list(range(self.num_envs)))
+        return obs.copy()
 
     # ----------------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if seed is not None:
+        if seed is not None:  # a seed starts the stream; a reset without one deals on from where it is
             self._rng = np.random.default_rng(seed)
-        self._obs, _ = self.tables.reset(seed=seed)
-        for i in range(self.num_envs):
-            self._new_episode(i)
-        n = self.num_envs
-        scratch = (np.zeros(n, dtype=np.float32), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool))
-        self._learner_obs = np.zeros((n, *self.single_observation_space.shape), dtype=np.float32)
-        ended = np.zeros(n, dtype=bool)
-        self._episode_decisions = np.zeros(n, dtype=np.int64)
-        self._play_opponents(*scratch, self._learner_obs.copy(), ended)
-        self.skipped_episodes += int(ended.sum())  # games over before the learner's first decision
-        self._learner_obs = self._obs["observation"].copy()
-        return self._learner_obs.copy(), {"seat": self.learner.copy()}
+        self.tables = Tables(self.game, self.num_envs, self._deal, self.max_actions, backend=self.backend,
+                             learner="seat")
+        self.tables.advance(self._no_snapshots)
+        self.skipped_episodes += len(self.tables.finished)  # games over before the learner's first decision
+        self.tables.finished = []
+        self.decisions[:] = 0
+        self._learner_obs = self._observe()
+        return self._learner_obs.copy(), {"seat": self.learner}
 
     def step(self, actions: Any):
-        if self._obs is None:
-            raise RuntimeError("call reset() before step()")
-        n = self.num_envs
-        rewards = np.zeros(n, dtype=np.float32)
-        terminations = np.zeros(n, dtype=bool)
-        truncations = np.zeros(n, dtype=bool)
-        final_obs = np.zeros((n, *self.single_observation_space.shape), dtype=np.float32)
-        ended = np.zeros(n, dtype=bool)
+        self._need_reset("step")
+        tables, n = self.tables, self.num_envs
+        tables.play(list(range(n)), np.asarray(actions).tolist())
         self.decisions += 1
-        self._episode_decisions = np.zeros(n, dtype=np.int64)
-        obs, _, terms, truncs, infos = self.tables.step(np.asarray(actions))
-        self._obs = obs
-        self._record(infos, terms, truncs, rewards, terminations, truncations, final_obs, ended)
-        self._play_opponents(rewards, terminations, truncations, final_obs, ended)
-        self._learner_obs = self._obs["observation"].copy()
-        out_infos = {"seat": self.learner.copy(), "final_obs": final_obs, "_final_obs": ended.copy(),
-                     "episode_decisions": self._episode_decisions, "_episode_decisions": ended.copy()}
-        return self._learner_obs.copy(), rewards, terminations, truncations, out_infos
+        ended = tables.advance(self._no_snapshots)
+        self.skipped_episodes += len(tables.finished) - sum(o is not None for o in ended)
+        tables.finished = []
+        done = np.array([o is not None for o in ended])
+        rewards = np.array([o.reward if o else 0.0 for o in ended], dtype=np.float32)
+        truncations = np.array([bool(o and o.truncated) for o in ended])
+        final_obs = np.where(done[:, None], self._learner_obs.reshape(n, -1), 0.0).reshape(self._learner_obs.shape)
+        episode_decisions = np.where(done, self.decisions, 0)
+        self.decisions[done] = 0
+        self._learner_obs = self._observe()
+        infos = {"seat": self.learner, "final_obs": final_obs.astype(np.float32), "_final_obs": done.copy(),
+                 "episode_decisions": episode_decisions, "_episode_decisions": done.copy()}
+        return self._learner_obs.copy(), rewards, done & ~truncations, truncations, infos
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions at every table, bool (N, A)."""
-        if self._obs is None:
-            raise RuntimeError("call reset() before action_masks()")
-        return self._obs["action_mask"].astype(bool)
+        self._need_reset("action_masks")
+        return self._masks.copy()
+
+    def _need_reset(self, what: str) -> None:
+        if self.tables is None:
+            raise RuntimeError(f"call reset() before {what}()")
 
     def close_extras(self, **kwargs: Any) -> None:
         pass

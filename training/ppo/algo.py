@@ -86,9 +86,9 @@ def collect_rollout(
         obs_buf[t], mask_buf[t], act_buf[t], val_buf[t] = obs_t, mask_t, action, value
         logp_buf[t] = logp_all.gather(1, action[:, None]).squeeze(1)
         tables.play(rows, action.tolist())
-        outcome = tables.advance(snapshot_act)
-        rew_buf[t] = torch.tensor([r for r, _ in outcome])
-        done_buf[t] = torch.tensor([float(d) for _, d in outcome])
+        ended = tables.advance(snapshot_act)
+        rew_buf[t] = torch.tensor([o.reward if o else 0.0 for o in ended])
+        done_buf[t] = torch.tensor([float(o is not None) for o in ended])
         t4 = time.process_time()
         timing["env"] += (t1 - t0) + (t4 - t3)
         timing["learner"] += t2 - t1
