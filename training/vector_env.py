@@ -6,14 +6,15 @@ Everything that plays a learner against opponents in a batch stands on it: ``tra
 * :class:`Tables` — ``n`` tables of one :func:`envs.vector.make` batch (any backend: ``python``, the
   reference engines, or a faster one such as Sequence's ``numpy``), with autoreset off so that the caller
   deals each game: its seed, the opponent kind, the opponents and the learner's team, from
-  ``deal(g)`` for the ``g``-th game. The learner's team is every seat of one team; every other seat is
-  played inside :meth:`Tables.advance` until each table awaits the learner again (conventions, point 11):
-  agent opponents one decision at a time, frozen snapshots of the learner batched per snapshot. A
-  finished game is recorded as an :class:`Outcome` and a new one dealt.
-* :class:`SelfPlayVectorEnv` — the batched ``SelfPlayEnv``: a Gymnasium ``VectorEnv`` with one learning
-  seat per table, and :class:`SB3VecEnv`, its SB3 adapter:
+  ``deal(g)`` for the ``g``-th game. The learner is every seat of one team (or one seat); every other
+  seat is played inside :meth:`Tables.advance` until each table awaits the learner again (conventions,
+  point 11): agent opponents one decision at a time, frozen snapshots of the learner batched per
+  snapshot. A finished game is recorded as an :class:`Outcome` and a new one dealt.
+* :class:`SelfPlayVectorEnv` — the batched ``SelfPlayEnv``: a Gymnasium ``VectorEnv`` over :class:`Tables`
+  with one learning seat per table, and :class:`SB3VecEnv`, its SB3 adapter (SB3 is imported only when
+  that class is first used).
 
-At every table one seat learns and every other seat (team-mates included) is played by an opponent
+The Gymnasium view: at every table one seat learns and every other seat (team-mates included) is played by an opponent
 from the pool *inside* ``step()``, until each table awaits the learner again; the learner sees only its
 own decisions and receives its own final return. The tables are a :class:`Tables` with a one-seat learner.
 
