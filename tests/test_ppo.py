@@ -174,6 +174,19 @@ def test_the_update_runs_on_the_device_and_the_actor_plays_the_trained_weights(t
         ppo.parse_args(["--game", "dojo_v0", "--device", "tpu"])
 
 
+def test_auto_backend_is_the_fastest_unless_an_opponent_or_the_teacher_reads_the_view():
+    from training.ppo.loop import table_backend
+
+    def backend(*argv):
+        return table_backend(ppo.parse_args(["--game", "sequence_v0", "--teacher", "", *argv]))
+
+    assert backend("--opponents", "random-v0", "self") == "numpy"
+    assert backend("--opponents", "random-v0", "heuristic-noisy-v1") == "python"  # it reads the view
+    assert backend("--opponents", "random-v0", "--teacher", "heuristic-v1") == "python"
+    assert backend("--opponents", "heuristic-noisy-v1", "--backend", "numpy") == "numpy"  # asked for
+    assert table_backend(ppo.parse_args(["--game", "dojo_v0", "--opponents", "random-v0"])) == "python"
+
+
 def test_loading_a_policy_skips_the_random_initialisation_it_overwrites(monkeypatch):
     from agents import nets
 

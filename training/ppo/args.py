@@ -101,8 +101,9 @@ class Args(StepSettings):
     max_actions: int = 0
     """cut a game after this many actions (0: the game's default cycle cap x players); a cut game gives 0"""
     backend: str = "auto"
-    """envs.vector backend the training tables run on: auto (the game's fastest), python (the reference engines)
-    or one the game registers (numpy for sequence_v0); every backend plays the same games"""
+    """envs.vector backend the training tables run on: auto (the game's fastest; the reference engines where an
+    opponent or the teacher reads the player view), python (the reference engines) or one the game registers
+    (numpy for sequence_v0); every backend plays the same games"""
 
 
 #: The arguments that shape the network (an --init-policy must have been trained with the same).
