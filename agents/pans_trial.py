@@ -1,7 +1,7 @@
 """Heuristic players for Pan's Trial.
 
 ``pans_trial_v0/experienced-v1`` is our own loose reading of the original game's "Experienced"
-profile, written from the research sheet's summary before the original's code was read: it shares
+profile, written from a summary of the original game before the original's code was read: it shares
 the idea (a one-ply lookahead that scores every legal action by an evaluation of the position it
 leads to) and the first four weights, but not the rest — its distance and near-death terms, its
 two-ply Plane Shift against the opponent's best reply, the lookahead through chained decisions,

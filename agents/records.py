@@ -3,7 +3,7 @@
 A record holds everything needed to play a game again move by move — the game and its version,
 the full config, the seed, who sat where (``"human"`` or an agent id), every action with its
 name, the result, and what wrote it (the library version and a provenance block,
-:func:`envs.core.provenance.provenance`)::
+:func:`envs.provenance.provenance`)::
 
     {"format": "tabletop-rl/record", "format_version": 2, "library_version": "0.1.0",
      "game": "sequence_v0", "game_version": 0, "config": {...}, "max_cycles": 500, "seed": 7,
@@ -19,7 +19,7 @@ stopped in, so a record whose moves still replay legally after a rule change, bu
 else, is refused as well. Records written before it existed (no ``position``) still replay.
 
 Format versions: version 2 (written now) adds ``provenance``, required and checked by
-:func:`envs.core.provenance.check_provenance`; its ``environments`` must name the record's game at
+:func:`envs.provenance.check_provenance`; its ``environments`` must name the record's game at
 the record's ``game_version``. Version 1 records (written before provenance existed) have no
 ``provenance`` key and still load and replay: what made them is unknown, and
 :attr:`Record.provenance` is ``None``. Provenance is information about the record, not a condition
@@ -54,7 +54,7 @@ from typing import Any
 import envs
 from agents.runner import Runner, RunnerHooks
 from envs.core import ConfigError, IllegalActionError, StateError
-from envs.core.provenance import check_provenance, provenance
+from envs.provenance import check_provenance, provenance
 
 RECORD_FORMAT = "tabletop-rl/record"
 RECORD_FORMAT_VERSION = 2
@@ -77,17 +77,10 @@ class RecordError(ValueError):
 
 
 def library_version() -> str:
-    """The installed tabletop-rl version (read from pyproject.toml when run from a checkout)."""
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("tabletop-rl")
-    except importlib.metadata.PackageNotFoundError:
-        import tomllib
-
-        pyproject = pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml"
-        with open(pyproject, "rb") as handle:
-            return str(tomllib.load(handle)["project"]["version"])
+    """The version of the tabletop-rl code that is running (``envs.__version__``, the one version
+    string): right for an installed wheel and for a source checkout alike, where the installed
+    package's metadata may be missing or belong to another copy."""
+    return envs.__version__
 
 
 @dataclass
@@ -116,7 +109,7 @@ class Record:
     game_version: int = 0
     library_version: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
-    #: what made the record (:func:`envs.core.provenance.provenance`); None only for a version 1
+    #: what made the record (:func:`envs.provenance.provenance`); None only for a version 1
     #: record read from a file. Written as this process's provenance when None.
     provenance: dict[str, Any] | None = None
 

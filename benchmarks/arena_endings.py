@@ -1,6 +1,6 @@
 """How Wizard Arena games end: by the rules, by the no-progress rule, or cut by the cycle cap.
 
-    python -m benchmarks.arena_endings                       # the six fields of issue 10, 100 games each
+    python -m benchmarks.arena_endings                       # the six default fields, 100 games each
     python -m benchmarks.arena_endings --games 40 --seed 5000 --fields "6 heuristic" "16 random"
     python -m benchmarks.arena_endings --max-cycles 400 --out results/arena_endings.json --plot endings.png
 
@@ -21,7 +21,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from envs.core.provenance import image_metadata, provenance
+from envs.provenance import image_metadata, provenance
 
 HEURISTIC, RANDOM = "wizard_arena_v0/heuristic-v1", "wizard_arena_v0/random-v0"
 

@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
 
     from benchmarks.timing import time_env
-    from envs.core.provenance import provenance
+    from envs.provenance import provenance
     from pettingzoo.classic import connect_four_v3
 
     client_plans = plans(args.clients, args.search, args.search_agent, args.search_cycles, args.seed)

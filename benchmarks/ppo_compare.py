@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 import training.report
-from envs.core.provenance import image_metadata
+from envs.provenance import image_metadata
 from training.report import write_csv
 
 #: The games of both studies (their versions go into every CSV's provenance line).

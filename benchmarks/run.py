@@ -36,7 +36,7 @@ import numpy as np
 
 import envs
 from benchmarks.timing import time_env
-from envs.core.provenance import image_metadata, provenance
+from envs.provenance import image_metadata, provenance
 
 GOALS = {"raw_env": ("c4_raw_env", 2.0), "env": ("c4_env", 1.5), "engine": ("c4_env", 5.0)}
 

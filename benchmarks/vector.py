@@ -38,7 +38,7 @@ import numpy as np
 import envs
 import envs.vector
 from benchmarks.timing import time_env
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 
 #: (relative to, at least, from this batch size on) per backend; a backend not listed has no goal.
 GOALS = {"python": ("raw_env_tables", 1.0, 1), "numpy": ("c4_raw_env", 20.0, 1024)}

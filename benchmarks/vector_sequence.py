@@ -9,7 +9,7 @@ every step draws one uniformly random legal action per table from the stacked ma
 (``VectorTables.sample_legal``, as ``benchmarks.vector`` does), steps all tables, and deals a new game (the
 reference deal, per table) at every table that finished. Reported: table-steps per second of that whole
 loop, and of ``VectorTables.step`` alone (stepping and dealing, without the draw), as ratios to
-connect_four's raw_env steps/s (best round of each). The goal of issue 33: the whole loop at N = 1024 >= 20x
+connect_four's raw_env steps/s (best round of each). The goal: the whole loop at N = 1024 >= 20x
 connect_four's raw_env.
 Runs with one numpy/BLAS thread. Writes ``vector_sequence.json`` with a provenance block.
 """
@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 from benchmarks.timing import time_env  # noqa: E402
 from benchmarks.vector import time_vector  # noqa: E402
 import envs.vector  # noqa: E402
-from envs.core.provenance import provenance  # noqa: E402
+from envs.provenance import provenance  # noqa: E402
 
 GOAL = 20.0
 

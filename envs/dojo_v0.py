@@ -7,6 +7,7 @@ implemented, and every interpretation, are in ``envs/dojo/RULES.md``; the board 
 
 =====================  =================================================================
 Import                 ``from envs import dojo_v0``; ``env = dojo_v0.env(num_players=4)``
+Manual control         ``python -m play terminal dojo_v0`` (you against the agents, in a terminal)
 Agents                 ``player_0 … player_{n-1}``, n = ``num_players`` (2–8)
 Action space           ``Discrete(26 + tunnels)`` = ``Discrete(30)`` on the standard board
 Observation space      ``Box(0, 1, (6591,), float32)`` plus ``action_mask`` (int8)
@@ -19,6 +20,47 @@ Parallel API           ``dojo_v0.parallel_env()`` / ``pettingzoo.make("parallel"
                        ``env()`` through ``turn_based_aec_to_parallel``; each step reads only the
                        action of the seat to act (out-of-turn deciders come next, as in the AEC API)
 =====================  =================================================================
+
+Usage
+-----
+A whole game of random legal moves (PettingZoo's AEC loop; a policy would read
+``observation["observation"]`` and choose among the actions the mask allows):
+
+.. code-block:: python
+
+    from envs import dojo_v0
+
+    env = dojo_v0.env()
+    env.reset(seed=42)
+    for agent in env.agent_iter():
+        observation, reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            action = None
+        else:
+            action = env.action_space(agent).sample(observation["action_mask"])
+        env.step(action)
+    env.close()
+
+Observation
+-----------
+A flat float32 vector in [0, 1], from the acting seat's point of view (relative seat 0 = me,
+1 = the next seat clockwise, ...). Squares are indexed ``16 * row + column``.
+
+* 25 planes of 256 squares: square kinds ``. A F ? T P K`` (7), Safe Room, Dojo, open edge
+  N/E/S/W (4), next to a Dojo entrance, my own Safe Room, pawn of relative seat 0..7 (8),
+  squares visited by the current move, start square of the current move.
+* 8 x 16 seat features (relative seats; zeros for absent seats): present, track/17, belt one-hot
+  White..Brown (6), holds a Tecnica, meditating (cannot be fought/targeted), skips next turn,
+  is the turn player, is to act, is the Kumite attacker, is the defender, is the first player.
+* 63 globals: my Tecnica counts Kiai/Uke/Kaeshi (/2), phase one-hot (setup, move, tecnica, keep,
+  tunnel, target, segreto, place, settle, over), target purpose (sfida, irimi, exam), steps
+  left/12, roll/12, extra step, first round, deck size/22, attacker die/6, defender die/6,
+  Tecnica played by attacker (3) and defender (3), Kumite kind (move, tunnel, sfida, exam), Exam
+  bouts won by challenger/defender (/2), face-up discards by kind (/copies, 13) and hidden
+  face-down discards (/7), last card drawn (13 kinds + "a Tecnica", which stays secret).
+
+Other seats' Tecnica cards, face-down discards of others, the deck order and the RNG are never
+in a seat's observation or ``player_view``.
 
 Action
 ------
@@ -46,26 +88,11 @@ id       name                          used when
                                        reading order: (3,3), (3,12), (12,3), (12,12))
 =======  ============================  ====================================================
 
-Observation
------------
-A flat float32 vector in [0, 1], from the acting seat's point of view (relative seat 0 = me,
-1 = the next seat clockwise, ...). Squares are indexed ``16 * row + column``.
-
-* 25 planes of 256 squares: square kinds ``. A F ? T P K`` (7), Safe Room, Dojo, open edge
-  N/E/S/W (4), next to a Dojo entrance, my own Safe Room, pawn of relative seat 0..7 (8),
-  squares visited by the current move, start square of the current move.
-* 8 x 16 seat features (relative seats; zeros for absent seats): present, track/17, belt one-hot
-  White..Brown (6), holds a Tecnica, meditating (cannot be fought/targeted), skips next turn,
-  is the turn player, is to act, is the Kumite attacker, is the defender, is the first player.
-* 63 globals: my Tecnica counts Kiai/Uke/Kaeshi (/2), phase one-hot (setup, move, tecnica, keep,
-  tunnel, target, segreto, place, settle, over), target purpose (sfida, irimi, exam), steps
-  left/12, roll/12, extra step, first round, deck size/22, attacker die/6, defender die/6,
-  Tecnica played by attacker (3) and defender (3), Kumite kind (move, tunnel, sfida, exam), Exam
-  bouts won by challenger/defender (/2), face-up discards by kind (/copies, 13) and hidden
-  face-down discards (/7), last card drawn (13 kinds + "a Tecnica", which stays secret).
-
-Other seats' Tecnica cards, face-down discards of others, the deck order and the RNG are never
-in a seat's observation or ``player_view``.
+Rewards
+-------
+Only when the game ends: +1 to the player who wins the Final Exam (the Black Belt) and −1/(n−1) to
+every other seat, so the rewards sum to zero; 0 to everyone when ``max_cycles`` cuts the game. Every
+other step gives 0.
 
 Config keywords (``env(**config)``, ``raw_env(**config)``)
 ------------------------------------------------------------
@@ -111,8 +138,13 @@ next n              the Black Belt winner's seat, one-hot
 
 Version history
 ---------------
-* v0: first release (standard board v0, 22-card deck, all switches of the seed). ``state()``,
-  ``state_space`` and ``parallel_env()`` added later without a version bump (nothing observed changed).
+* v0: first release (standard board v0, 22-card deck, all switches of the original rules off). Changed
+  inside v0 before the first release, which the versioning rule allows only then (saved states and
+  game records written before these changes may not load or replay):
+
+  - the Exam return rule;
+  - the legal-action mask accounts for Fatica;
+  - ``state()``, ``state_space`` and ``parallel_env()`` added (nothing observed changed).
 """
 
 from envs.core.env import make_env_factories, make_parallel_env

@@ -6,19 +6,76 @@ each other in combat, and between Traversing phases "appease Pan" with a hand ca
 that rewrite the rules (swap suit roles, swap damage cards, shift a row or column). A player whose
 damage pile reaches the threshold (25) loses. Full rules: ``envs/pans_trial/RULES.md``.
 
-============  ================================================================================
-Import        ``from envs import pans_trial_v0`` (``pans_trial_v0.env()`` / ``pans_trial_v0.raw_env()``)
-Agents        ``player_0``, ``player_1`` (``player_1`` is the original's "Player 2" and begins Traversing)
-Action space  ``Discrete(408)`` with a legal-action mask
-Observation   ``Box(0, 1, (987,), float32)`` from the observing seat's point of view
-State         ``state_space = Box(0, 1, (1181,), float32)``: the whole position (layout below)
-Rewards       +1 win, −1 loss, 0 draw (stalemate) or truncation
-Truncation    ``max_cycles`` (default 500 cycles = 1000 actions)
-Registry      ``pettingzoo.make("aec", "tabletop/pans_trial-v0")``; ``"parallel"`` for ``parallel_env()``
-============  ================================================================================
+==============  ================================================================================
+Import          ``from envs import pans_trial_v0`` (``pans_trial_v0.env()`` / ``pans_trial_v0.raw_env()``)
+Manual control  ``python -m play terminal pans_trial_v0`` (you against the agents, in a terminal)
+Agents          ``player_0``, ``player_1`` (``player_1`` is the original's "Player 2" and begins Traversing)
+Action space    ``Discrete(408)`` with a legal-action mask
+Observation     ``Box(0, 1, (987,), float32)`` from the observing seat's point of view
+State           ``state_space = Box(0, 1, (1181,), float32)``: the whole position (layout below)
+Rewards         +1 win, −1 loss, 0 draw (stalemate) or truncation
+Truncation      ``max_cycles`` (default 500 cycles = 1000 actions)
+Registry        ``pettingzoo.make("aec", "tabletop/pans_trial-v0")``; ``"parallel"`` for ``parallel_env()``
+==============  ================================================================================
 
 Every decision is an action of the acting seat. Out-of-turn decisions (the defender's strike, the
 second Appeasing card, the loser's request and placement) simply make that seat the current agent.
+
+Usage
+-----
+A whole game of random legal moves (PettingZoo's AEC loop; a policy would read
+``observation["observation"]`` and choose among the actions the mask allows):
+
+.. code-block:: python
+
+    from envs import pans_trial_v0
+
+    env = pans_trial_v0.env()
+    env.reset(seed=42)
+    for agent in env.agent_iter():
+        observation, reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            action = None
+        else:
+            action = env.action_space(agent).sample(observation["action_mask"])
+        env.step(action)
+    env.close()
+
+Observation layout
+------------------
+A flat ``float32`` vector of 987 values in [0, 1], "my" meaning the observing seat:
+
+=======  ======================  ==========================================================================
+index    block                   content
+=======  ======================  ==========================================================================
+0–467    board                   36 squares × 13: card present, suit (4), role (4, zero before the Omen
+                                 reveal), value/12, I am here, opponent is here, hole
+468–483  suit roles              suit s has role r at 468 + 4s + r (zero before the reveal)
+484      omens revealed
+485–536  my hand                 one per card
+537–588  opponent's hand         one per card (hands are public: every card entering a hand is seen)
+589–640  my damage pile
+641–692  opponent's damage pile
+693–694  damage totals           mine, opponent's: min(1, total / damage_threshold)
+695–746  draft pool
+747–760  phase                   draft, traverse, ballista_target, combat, appease_first, appease_second,
+                                 request_first, request_second, restructure, steal_mine, steal_theirs,
+                                 plane_shift, place, over
+761–768  flags                   my turn to act, my Traversing turn, turns left/6, my forced passes/3,
+                                 opponent's forced passes/3, only no-choice passes so far this phase, I am
+                                 player_0, I took the last Traversing turn
+769–820  my Appeasing card       while Appeasing, once chosen
+821–822  Appeasing submitted     me, opponent (whether — never which card)
+823–824  Appeasing result        I won, I lost (during requests and placement)
+825–828  winner's request        one-hot once chosen
+829–880  Steal Life card         my damage card chosen to give
+881–932  pending loser card      played card of the Appeasing loser awaiting placement
+933–984  pending winner card     played card of the Appeasing winner awaiting placement
+985–986  strikers                combat: I still strike, the opponent still strikes
+=======  ======================  ==========================================================================
+
+Hidden: the Omen order before its reveal (after the draft) and the opponent's Appeasing card until
+both have chosen; the RNG. ``player_view(seat)`` gives the same knowledge as a JSON dict.
 
 Action encoding
 ---------------
@@ -56,41 +113,11 @@ ids      meaning                                              legal when
          opponent's pile
 =======  ===================================================  ==============================================
 
-Observation layout
-------------------
-A flat ``float32`` vector of 987 values in [0, 1], "my" meaning the observing seat:
-
-=======  ======================  ==========================================================================
-index    block                   content
-=======  ======================  ==========================================================================
-0–467    board                   36 squares × 13: card present, suit (4), role (4, zero before the Omen
-                                 reveal), value/12, I am here, opponent is here, hole
-468–483  suit roles              suit s has role r at 468 + 4s + r (zero before the reveal)
-484      omens revealed
-485–536  my hand                 one per card
-537–588  opponent's hand         one per card (hands are public: every card entering a hand is seen)
-589–640  my damage pile
-641–692  opponent's damage pile
-693–694  damage totals           mine, opponent's: min(1, total / damage_threshold)
-695–746  draft pool
-747–760  phase                   draft, traverse, ballista_target, combat, appease_first, appease_second,
-                                 request_first, request_second, restructure, steal_mine, steal_theirs,
-                                 plane_shift, place, over
-761–768  flags                   my turn to act, my Traversing turn, turns left/6, my forced passes/3,
-                                 opponent's forced passes/3, only no-choice passes so far this phase, I am
-                                 player_0, I took the last Traversing turn
-769–820  my Appeasing card       while Appeasing, once chosen
-821–822  Appeasing submitted     me, opponent (whether — never which card)
-823–824  Appeasing result        I won, I lost (during requests and placement)
-825–828  winner's request        one-hot once chosen
-829–880  Steal Life card         my damage card chosen to give
-881–932  pending loser card      played card of the Appeasing loser awaiting placement
-933–984  pending winner card     played card of the Appeasing winner awaiting placement
-985–986  strikers                combat: I still strike, the opponent still strikes
-=======  ======================  ==========================================================================
-
-Hidden: the Omen order before its reveal (after the draft) and the opponent's Appeasing card until
-both have chosen; the RNG. ``player_view(seat)`` gives the same knowledge as a JSON dict.
+Rewards
+-------
+Only when the game ends: +1 to the winner (its opponent's damage pile reached ``damage_threshold``)
+and −1 to the loser; 0 to both on a stalemate draw or when ``max_cycles`` cuts the game. Every other
+step gives 0.
 
 Config keywords
 ---------------
@@ -132,8 +159,9 @@ wraps ``env()`` in PettingZoo's ``turn_based_aec_to_parallel``; the agent to act
 
 Version history
 ---------------
-* v0: first release. ``state()``, ``state_space`` and ``parallel_env()`` added later without a version
-  bump (no rule, observation, action or reward changed).
+* v0: first release. Changed inside v0 before the first release, which the versioning rule allows only
+  then: ``state()``, ``state_space`` and ``parallel_env()`` added, and the end reasons ``damage`` and
+  ``only-passes`` named (no rule, observation, action or reward changed).
 """
 
 from envs.core.env import make_env_factories, make_parallel_env

@@ -2,6 +2,7 @@
 
 ==================  =============================================================================
 Import              ``from envs import sequence_v0``; ``sequence_v0.env()`` / ``raw_env()``
+Manual control      ``python -m play terminal sequence_v0`` (you against the agents, in a terminal)
 Registry id         ``pettingzoo.make("aec", "tabletop/sequence-v0")``; ``"parallel"`` for ``parallel_env()``
 Agents              ``player_0 … player_{n-1}``, n = ``num_teams × players_per_team`` (2–12)
 Teams               seat ``i`` plays for team ``i % num_teams`` (team-mates never sit side by side)
@@ -15,22 +16,25 @@ Truncation          after ``max_cycles`` (default 500) × n actions in total
 Rules               ``envs/sequence/RULES.md``
 ==================  =============================================================================
 
-Action encoding
----------------
-Semantic, not hand-slot based: a policy learns squares and card kinds. ``s = row * 10 + col`` with
-row 0 at the top of the printed board.
+Usage
+-----
+A whole game of random legal moves (PettingZoo's AEC loop; a policy would read
+``observation["observation"]`` and choose among the actions the mask allows):
 
-=========  ==================================================================================
-0–99       ``place s``: play the natural card printed on square ``s``, chip on ``s``
-100–199    ``wild s``: play a two-eyed jack (♦ or ♣), chip on empty square ``s``
-200–299    ``remove s``: play a one-eyed jack (♥ or ♠), remove the opposing unlocked chip on ``s``
-300–347    ``dead k``: discard a dead card of the ``k``-th non-jack kind (kinds ordered ♠ ♥ ♦ ♣,
-           A 2 … 10 Q K) and draw a replacement; the turn goes on (at most once per turn)
-348        ``pass``: legal only when nothing else is
-=========  ==================================================================================
+.. code-block:: python
 
-``env.unwrapped.action_to_string(a)`` names any action (``"place 5D r2c5"``, ``"wild r4c4"``,
-``"remove r7c1"``, ``"dead QH"``, ``"pass"``).
+    from envs import sequence_v0
+
+    env = sequence_v0.env()
+    env.reset(seed=42)
+    for agent in env.agent_iter():
+        observation, reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            action = None
+        else:
+            action = env.action_space(agent).sample(observation["action_mask"])
+        env.step(action)
+    env.close()
 
 Observation layout (710 float32 values, from the acting seat's point of view)
 ------------------------------------------------------------------------------
@@ -52,6 +56,29 @@ Observation layout (710 float32 values, from the acting seat's point of view)
 No other seat's hand and no deck order appear anywhere (tested). ``env.unwrapped.player_view(agent)``
 gives the same knowledge as a JSON-compatible dict (board, locked squares, sequences, own hand,
 hand sizes, discard pile, counters).
+
+Action encoding
+---------------
+Semantic, not hand-slot based: a policy learns squares and card kinds. ``s = row * 10 + col`` with
+row 0 at the top of the printed board.
+
+=========  ==================================================================================
+0–99       ``place s``: play the natural card printed on square ``s``, chip on ``s``
+100–199    ``wild s``: play a two-eyed jack (♦ or ♣), chip on empty square ``s``
+200–299    ``remove s``: play a one-eyed jack (♥ or ♠), remove the opposing unlocked chip on ``s``
+300–347    ``dead k``: discard a dead card of the ``k``-th non-jack kind (kinds ordered ♠ ♥ ♦ ♣,
+           A 2 … 10 Q K) and draw a replacement; the turn goes on (at most once per turn)
+348        ``pass``: legal only when nothing else is
+=========  ==================================================================================
+
+``env.unwrapped.action_to_string(a)`` names any action (``"place 5D r2c5"``, ``"wild r4c4"``,
+``"remove r7c1"``, ``"dead QH"``, ``"pass"``).
+
+Rewards
+-------
+Only when the game ends: +1 to every seat of the winning team, −1 to every other seat; 0 to everyone
+on a draw (a completely blocked table) or when ``max_cycles`` cuts the game. Every other step gives 0,
+and team-mates always share their reward.
 
 Config keywords
 ---------------
@@ -89,8 +116,13 @@ Parallel API
 
 Version history
 ---------------
-* v0: first release. ``state()``, ``state_space`` and ``parallel_env()`` added later without a version
-  bump (no rule, observation, action or reward changed).
+* v0: first release. Changed inside v0 before the first release, which the versioning rule allows only
+  then (saved states and game records written before these changes may not load or replay):
+
+  - a game is drawn only on a completely blocked table (no play can ever happen again; end reason
+    ``blocked``), no longer after a round of passes; the saved-state range of ``passes_in_row`` was
+    widened to match;
+  - ``state()``, ``state_space`` and ``parallel_env()`` added (no observation, action or reward changed).
 """
 
 from envs.core.env import make_env_factories, make_parallel_env

@@ -4,6 +4,7 @@ ranked by score (then strength) on a final scoreboard.
 
 ==================  ===========================================================================
 Import              ``from envs import wizard_arena_v0``; ``wizard_arena_v0.env()`` / ``raw_env()``
+Manual control      ``python -m play terminal wizard_arena_v0`` (you against the agents, in a terminal)
 Registry id         ``pettingzoo.make("aec", "tabletop/wizard_arena-v0")``; ``"parallel"`` for ``parallel_env()``
 State               ``state()``: the whole position (below)
 Agents              ``player_0 … player_{n-1}``, n = ``num_bots`` (2–16, default 6); seat i is bot i
@@ -25,21 +26,25 @@ Players             ``wizard_arena_v0/random-v0``, ``wizard_arena_v0/heuristic-v
 Tournament          ``python -m tools.tournament --bot NAME=AGENT_ID … -H 10 --games 20``
 ==================  ===========================================================================
 
-Action encoding
----------------
-=====  =====================  =============================================================
-0–7    ``move N`` … ``NW``    step to a neighbour: N, NE, E, SE, S, SW, W, NW (a party's
-                              leader steps and the line follows; it may step onto its tail
-                              or, to turn round, its first follower); squeezes allowed (cost)
-8      ``stay``               always legal in the move phase
-9      ``ally accept``        a solo meeting a solo: agree to form a party
-10     ``ally decline``       refuse (that pair is not asked again until they separate)
-11     ``challenge Gary``     after the turn's step, when within distance 1 of Gary
-12     ``leave Gary``         do not challenge
-13     ``reward score``       after beating Gary: +2 score
-14     ``reward strength``    … +2.0 strength (own)
-15     ``reward health``      … +2 HP, max HP rising with it (masked out when ``health=0``)
-=====  =====================  =============================================================
+Usage
+-----
+A whole game of random legal moves (PettingZoo's AEC loop; a policy would read
+``observation["observation"]`` and choose among the actions the mask allows):
+
+.. code-block:: python
+
+    from envs import wizard_arena_v0
+
+    env = wizard_arena_v0.env()
+    env.reset(seed=42)
+    for agent in env.agent_iter():
+        observation, reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            action = None
+        else:
+            action = env.action_space(agent).sample(observation["action_mask"])
+        env.step(action)
+    env.close()
 
 Observation layout (from the observing seat's point of view; all values in [0, 1])
 -------------------------------------------------------------------------------------
@@ -77,6 +82,29 @@ version 3 only             each table row has 10 more values before the leader o
 Strength and HP above their scale are capped at 1. Nothing is hidden but the random generator:
 ``env.unwrapped.player_view(agent)`` is the full state (positions, HP, strength in tenths, scores,
 parties in line order, Gary, gravestones, phase) without the RNG, plus ``"seat"``.
+
+Action encoding
+---------------
+=====  =====================  =============================================================
+0–7    ``move N`` … ``NW``    step to a neighbour: N, NE, E, SE, S, SW, W, NW (a party's
+                              leader steps and the line follows; it may step onto its tail
+                              or, to turn round, its first follower); squeezes allowed (cost)
+8      ``stay``               always legal in the move phase
+9      ``ally accept``        a solo meeting a solo: agree to form a party
+10     ``ally decline``       refuse (that pair is not asked again until they separate)
+11     ``challenge Gary``     after the turn's step, when within distance 1 of Gary
+12     ``leave Gary``         do not challenge
+13     ``reward score``       after beating Gary: +2 score
+14     ``reward strength``    … +2.0 strength (own)
+15     ``reward health``      … +2 HP, max HP rising with it (masked out when ``health=0``)
+=====  =====================  =============================================================
+
+Rewards
+-------
+Only when the game ends, to every seat, dead or alive: 1 − 2·(rank − 1)/(n − 1), from the final
+ranking by score, then strength (equal bots share the mean of their ranks). The rewards lie in [−1, 1]
+and sum to zero; a game cut by ``max_cycles`` hands out the same ranking reward. Every other step
+gives 0.
 
 Config keywords
 ---------------
@@ -125,12 +153,20 @@ Parallel API
 
 Version history
 ---------------
-* v0: first release. Later added without a version bump, behind a config keyword so that
-  earlier checkpoints keep their observation: ``observation_version`` 2 (the default; 1 is the
-  first release's), then 3 (walking distances). The rules did not change, but a saved state or game record names its full
-  config, so one written before the keyword existed is refused with the differing key named; adding
-  ``"observation_version": 2`` to its config loads it unchanged. ``state()``, ``state_space`` and
-  ``parallel_env()`` were added the same way (nothing observed changed).
+* v0: first release. Changed inside v0 before the first release, which the versioning rule allows only
+  then (saved states and game records written before these changes may not load or replay):
+
+  - games end by play — the turning-round and no-progress rules and a bounded re-forming of parties —
+    rather than only at the cycle cap;
+  - ``observation_version`` 2, the default: every bots-table row adds whether its seat comes before
+    the observer's and whether the two are a declined pair (``observation_version=1`` keeps the first
+    release's observation, for the checkpoints trained on it); ``observation_version`` 3 (opt-in)
+    adds walking distances round the terrain;
+  - the ``alliance_tie_break`` rule switch (its default, ``"lower-seat"``, is the earlier behaviour);
+  - ``state()``, ``state_space`` and ``parallel_env()`` added (nothing observed changed).
+
+  A saved state or record that lacks a config keyword reads it as this version's default, so files
+  written before a keyword existed still load.
 """
 
 from envs.core.env import make_env_factories, make_parallel_env

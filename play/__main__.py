@@ -31,7 +31,7 @@ def _config(args) -> dict[str, Any] | str | None:
 
 def _add_game_options(p: argparse.ArgumentParser, game_required: bool = True) -> None:
     p.add_argument("game", nargs=None if game_required else "?", choices=envs.NAMES,
-                   help="the game, by module name (with --resume: not needed)")
+                   help="the game, by module name" + ("" if game_required else " (with --resume: not needed)"))
     p.add_argument("--config", default=None,
                    help="a named config of the game (its config_families, e.g. sequence_v0 '2x2', dojo_v0 '2p'); "
                         "default: the game's default config")
@@ -43,7 +43,8 @@ def _add_game_options(p: argparse.ArgumentParser, game_required: bool = True) ->
     p.add_argument("--no-color", action="store_true",
                    help="plain text, no ANSI colours (default: colours unless NO_COLOR is set)")
     p.add_argument("--pace", type=float, default=0.5,
-                   help="seconds to pause after each agent move, so it can be followed (default 0.5)")
+                   help="seconds to pause after each agent's turn, so it can be followed; a fifth of it between "
+                        "the moves of one turn (default 0.5)")
 
 
 def _seats(num: int, humans: list[int], opponents: list[str]) -> list[str]:
@@ -132,9 +133,9 @@ def main(argv: list[str] | None = None) -> int:
                 session = Session(args.game, seats, config=_config(args), seed=args.seed, max_cycles=args.max_cycles)
         except SessionError as exc:
             raise SystemExit(f"error: {exc}") from None
-        TerminalGame(session, color=color, pace=args.pace, hint_agent=args.hint_agent, save_path=args.save,
-                     record_path=args.record).run()
-        return 0
+        verdict = TerminalGame(session, color=color, pace=args.pace, hint_agent=args.hint_agent,
+                               save_path=args.save, record_path=args.record).run()
+        return 130 if verdict == "interrupted" else 0
 
     if args.command == "watch":
         from play.session import Session, SessionError
@@ -147,7 +148,10 @@ def main(argv: list[str] | None = None) -> int:
                               meta={"source": "watch"})
         except SessionError as exc:
             raise SystemExit(f"error: {exc}") from None
-        watch(session, pace=args.pace, color=color, max_moves=args.max_moves)
+        try:
+            watch(session, pace=args.pace, color=color, max_moves=args.max_moves)
+        except KeyboardInterrupt:
+            print("\nInterrupted.")
         if args.record:
             print(f"Record written to {session.record.save(args.record)}")
         return 0

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from agents.records import Record, replay
-from envs.core.provenance import image_metadata, png_info
+from envs.provenance import image_metadata, png_info
 
 
 def transcript(record: Record) -> str:

@@ -8,8 +8,12 @@ Both front ends (``play.terminal`` and ``play.web``) sit on :class:`Session`. A 
   only when that seat could tell the move from the alternatives (:meth:`Session.events_for`): a
   face-down choice (Pan's Trial's first Appeasing card, Dojo's kept Tecnica) reads "made a hidden
   choice";
+* tells each human seat what every move caused, in the game's words (:mod:`play.story`, from that
+  seat's own views), names moves for people (``legal_moves``), says why a seat cannot act for a
+  while (:meth:`Session.waiting`) and lets the agents play on to the next decision (:meth:`Session.skip`);
 * saves to a JSON dict (the environment's ``save_state`` plus the record) and resumes from it,
-  checking that the record replays to exactly the saved state. A save holds the whole position,
+  checking that the record replays to exactly the saved state (the earlier moves are told again as
+  they were told the first time, hidden choices hidden and nothing else). A save holds the whole position,
   deck and seed included: it is for resuming on your own machine, not for hiding anything;
 * undoes the last human move by restoring the state before it — refused once that seat (or any
   human seat) has learnt something since that it could not have known before: a card drawn, a die
@@ -33,7 +37,7 @@ from __future__ import annotations
 import random
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -44,10 +48,13 @@ from agents.records import HUMAN, Move, Record, Recorder, RecordError, env_resul
 from agents.runner import TRUNCATED, Runner, RunnerHooks, decide
 from agents.policy_io import CheckpointError
 from envs.core import ConfigError, Game, IllegalActionError, StateError
+from play.story import ending, label, tell, waiting_reason
 
 SESSION_FORMAT = "tabletop-rl/session"
 #: Deals sampled when deciding whether undo would reveal hidden information.
 UNDO_SAMPLES = 6
+#: The most agent moves one "skip" plays before it answers (a page asks again if the game goes on).
+SKIP_LIMIT = 20_000
 #: How the result line names the ways a game can end (``Runner.end_reason``).
 END_TEXT = {"no-progress": "ended by the no-progress rule", TRUNCATED: "cut off at the move limit"}
 
@@ -132,6 +139,14 @@ class Event:
     name: str
     visible_to: dict[int, bool]
     phase: str
+    #: The move's name for a person (``play.story.label``), as its mover saw it.
+    label: str = ""
+    #: The move's name for each human seat that could tell it apart, from that seat's own view (a
+    #: name built from the mover's view could hold what only the mover knows).
+    labels: dict[int, str] = field(default_factory=dict)
+    #: What the move caused, told to each human seat from its own views (``play.story``); with no
+    #: human seat, told to the mover (key: the seat the story is told to).
+    story: dict[int, list[str]] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -140,21 +155,14 @@ class _MoveNotes(RunnerHooks):
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.phase = ""
         self.before = None
 
     def before_step(self, runner: Runner, seat: int, action: int) -> None:
-        s = self.session
-        self.phase = runner.state.phase
-        # The position before the move, kept only where another human's view of it must be judged.
-        self.before = runner.state.clone() if s.hidden and any(h != seat for h in s.humans) else None
+        self.before = runner.state.clone()
 
     def on_step(self, runner: Runner, seat: int, action: int) -> None:
-        s = self.session
         before, self.before = self.before, None
-        visible = {h: before is None or s._visible(before, seat, action, h) for h in s.humans if h != seat}
-        s.events.append(Event(len(s.record.moves), seat, action, s.game.action_to_string(action), visible,
-                              self.phase))
+        self.session._note(len(self.session.record.moves), before, runner.state, seat, action)
 
 
 class Session:
@@ -181,7 +189,7 @@ class Session:
         for i, who in enumerate(seats):
             if who != HUMAN and who not in known:
                 raise SessionError(f"seat {i}: {who!r} is neither 'human' nor an agent of {game_name}; "
-                                   f"agents: {known}")
+                                   f"agents for this table: {agents_for(game_name, config)}")
         table = make_game(game_name, config)
         for i, who in enumerate(seats):
             misfit = agent_misfit(who, table) if who != HUMAN else None
@@ -250,8 +258,13 @@ class Session:
         return self.runner.inputs(seat)[1]
 
     def legal_moves(self) -> list[tuple[int, str]]:
-        """The legal actions of the seat to act, with their names."""
-        return [(a, self.game.action_to_string(a)) for a in self.runner.legal_actions()]
+        """The legal actions of the seat to act, with their names for a person (``play.story.label``:
+        players by name, squares and cards by what they are)."""
+        seat = self.to_act()
+        if seat is None:
+            return []
+        view = self.runner.state.player_view(seat)
+        return [(a, label(self.game, view, a)) for a in self.runner.legal_actions()]
 
     def result(self) -> dict[str, Any]:
         return env_result(self.runner.env)
@@ -273,19 +286,38 @@ class Session:
                 head = " and ".join(f"player_{i}" for i in winners) + (" win" if len(winners) > 1 else " wins")
             if reason in END_TEXT:
                 head += f", {END_TEXT[reason]}"
-        scores = ", ".join(f"player_{i} {r:+g}" for i, r in enumerate(returns))
+        scores = ", ".join(f"player_{i} {score_text(r)}" for i, r in enumerate(returns))
         return f"{head} ({scores})"
 
     def end_text(self) -> str:
-        """Why the game ended, in words: the game's ``end_texts`` for the engine's reason, or the move limit
-        ("" while the game goes on). The terminal, the browser and replays all say it this way."""
+        """Why the game ended and who won, in words: the game's story (``play.story.ending``), else its
+        ``end_texts`` for the engine's reason, or the move limit ("" while the game goes on). The
+        terminal and the browser say it this way."""
         reason = self.runner.end_reason
         if reason is None:
             return ""
         if reason == TRUNCATED:
             return "the move limit was reached before the rules ended the game, so nobody wins"
+        # The game's story names the winner and the reason; else the game's words for the reason.
+        told = ending(self.game, self.runner.state.player_view(self.humans[0] if self.humans else 0))
+        if told:
+            return told
         text = self.game.end_texts.get(reason)
         return text.format(**self.game.config) if text else f"{reason}"
+
+    def waiting(self, seat: int) -> str:
+        """Why ``seat`` (a human seat) cannot act for a while, in words: its bot follows a party, it is out
+        of the game, ... ("" when it simply waits for its turn, or the game is over)."""
+        self._check_seat(seat)
+        if self.to_act() is None or self.to_act() == seat:
+            return ""
+        return waiting_reason(self.game, self.view(seat))
+
+    def skip(self, seat: int, limit: int = SKIP_LIMIT) -> list[Event]:
+        """Agents move until ``seat`` (or another human) is to act or the game ends (at most ``limit``
+        moves: a game cut off at its move limit ends well before)."""
+        self._check_seat(seat)
+        return self.run_agents(limit)
 
     def seat_label(self, seat: int) -> str:
         who = self.seats[seat]
@@ -301,10 +333,27 @@ class Session:
                 "index": ev.index, "seat": ev.seat, "phase": ev.phase,
                 "action": ev.action if visible else None,
                 "name": ev.name if visible else None,
-                "text": f"{self.seat_label(ev.seat)}: {ev.name}" if visible
+                "text": f"{self.seat_label(ev.seat)}: {ev.labels.get(seat) or ev.label or ev.name}" if visible
                 else f"{self.seat_label(ev.seat)} made a hidden choice ({ev.phase})",
+                "story": list(ev.story.get(seat, ())),
             })
         return out
+
+    def _note(self, index: int, before: Any, after: Any, seat: int, action: int) -> Event:
+        """Note move ``index`` (``action`` of ``seat``, from state ``before`` to ``after``) as an
+        :class:`Event`: who among the humans may tell the move apart, and what it caused for each."""
+        visible = {h: not self.hidden or self._visible(before, seat, action, h) for h in self.humans if h != seat}
+        viewers = self.humans or [seat]
+        story, labels = {}, {}
+        for v in viewers:
+            known = v == seat or visible.get(v, True)
+            story[v] = tell(self.game, before, after, seat, action if known else None, v)
+            if known:
+                labels[v] = label(self.game, before.player_view(v), action)
+        event = Event(index, seat, action, self.game.action_to_string(action), visible, before.phase,
+                      label=label(self.game, before.player_view(seat), action), labels=labels, story=story)
+        self.events.append(event)
+        return event
 
     # ------------------------------------------------------------------------------------------
     # Moves
@@ -358,7 +407,8 @@ class Session:
             raise SessionError("the game is over; nothing to hint")
         agent_id = agent_id or default_hint_agent(self.game_name)
         if agent_id not in agents.available(self.game_name):
-            raise SessionError(f"no agent {agent_id!r} for {self.game_name}; agents: {agents.available(self.game_name)}")
+            raise SessionError(f"no agent {agent_id!r} for {self.game_name}; agents for this table: "
+                               f"{agents_for(self.game_name, self.game.config)}")
         try:
             action = decide(agent_id, self.runner.state, seed=self.agent_seed + 1000 + len(self.record.moves))
         except IllegalActionError as exc:
@@ -459,13 +509,17 @@ class Session:
         record.result = None  # recomputed below
         befores: list[dict[str, Any]] = []
         previous: list[dict[str, Any]] = []
+        states: list[Any] = []
 
         def remember(i: int, move: Move, env) -> None:
             befores.append(previous[0])
             previous[0] = env.save_state()
+            states.append(env.unwrapped.engine_state.clone())
 
         try:
-            previous.append(make_env(record).save_state())
+            first = make_env(record)
+            previous.append(first.save_state())
+            states.append(first.unwrapped.engine_state.clone())
             env = replay(record, on_move=remember)
         except RecordError as exc:
             raise SessionError(f"saved session's record does not replay: {exc}") from None
@@ -483,8 +537,8 @@ class Session:
         session.record.meta = dict(record.meta, resumed=True)
         session.undos = undos
         for i, move in enumerate(record.moves):
-            session.events.append(Event(i + 1, move.seat, move.action, move.name,
-                                        {h: False for h in session.humans}, "earlier"))
+            # Each earlier move as it was told then: named to whoever could tell it apart, its story too.
+            session._note(i + 1, states[i], states[i + 1], move.seat, move.action)
             if session.seats[move.seat] == HUMAN:
                 session._undo.append((befores[i], i))
         return session
@@ -493,6 +547,11 @@ class Session:
     def _check_seat(self, seat: Any) -> None:
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < len(self.seats):
             raise SessionError(f"seat must be an integer in [0, {len(self.seats)}), got {seat!r}")
+
+
+def score_text(value: float) -> str:
+    """A return for people: signed, at most two decimals (``-0.33``, ``+1``)."""
+    return f"{round(value, 2) + 0.0:+g}"
 
 
 def default_hint_agent(game_name: str) -> str:

@@ -4,7 +4,9 @@ The board is drawn from the acting human seat's ``player_view`` only (:mod:`play
 with 24-bit ANSI colours unless ``color=False`` (or ``NO_COLOR`` is set), and fits 80 columns for
 the shipped configs. The legal moves are listed by name and numbered; a move is chosen by its
 number or by a unique prefix of its name. Commands: ``help``, ``hint [AGENT]``, ``undo``,
-``save [PATH]``, ``quit``.
+``save [PATH]``, ``quit``. Under each move, what it caused (the game's story); when the player cannot
+act for a while the terminal says why and offers to skip to the next decision; Ctrl-C leaves the game
+cleanly, writing the record first.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TextIO
 
 from agents.records import HUMAN
 from play.session import Session, SessionError, UndoRefused
+from play.story import waiting_reason
 from play.views import Picture, action_square, picture
 
 HELP = """\
@@ -31,8 +34,10 @@ Commands:
   hint [AGENT]    what an agent would play here (default: {hint})
   undo            take back your last move (refused once it revealed hidden information)
   save [PATH]     save the game to PATH (default: {save}); resume with --resume PATH
-  quit            stop (the game is not saved unless you saved it)"""
+  quit            stop (the game is not saved unless you saved it; Ctrl-C too)"""
 COMMANDS = ("help", "moves", "hint", "undo", "save", "quit")
+#: The pause between two moves of the same agent, as a share of the pause after its turn.
+SAME_TURN_PACE = 0.2
 
 
 # ----------------------------------------------------------------------------------------------
@@ -47,25 +52,45 @@ def _dark(hex_colour: str) -> bool:
     return 0.299 * r + 0.587 * g + 0.114 * b < 110
 
 
-def strong_marker(pic: Picture, color: bool) -> str:
+def strong_marker(pic: Picture, color: bool, width: int | None = None) -> str:
     """How the terminal shows a strong mark (a locked chip, your own pawn), in words for the legend."""
     if color:
         return "bold underlined"
-    return "[X]" if pic.cell_width >= 4 else "X*"
+    return "[X]" if (width or pic.cell_width) >= 4 else "X*"
+
+
+def _marked(cell, width: int, color: bool) -> str:
+    """A square's text with the mark standing on it, so that a chip or a pawn never hides the card or
+    the kind of square under it: ``9C(A)``, ``9C[A]`` when strong (plain), ``9CA`` (colour, the
+    mark's colour behind it); only the mark where both do not fit in ``width``."""
+    if color:
+        both = f"{cell.text}{cell.mark}"
+    else:
+        both = f"{cell.text}[{cell.mark}]" if cell.strong else f"{cell.text}({cell.mark})"
+    if cell.text and len(both) <= width:
+        return both
+    if color:
+        return cell.mark
+    if width >= 4:
+        return f"[{cell.mark}]" if cell.strong else f"({cell.mark})"
+    return f"{cell.mark}*" if cell.strong else cell.mark
 
 
 def _plain_cell(cell, width: int, targeted: bool) -> str:
-    """A cell in plain text: its mark ("(A)"/"[A]" or "A"/"A*"), else its text; a "+" added on a target."""
-    if cell.mark:
-        if width >= 4:
-            text = f"[{cell.mark}]" if cell.strong else f"({cell.mark})"
-        else:
-            text = f"{cell.mark}*" if cell.strong else cell.mark
-    else:
-        text = cell.text or cell.plain
+    """A cell in plain text: its text with its mark (see :func:`_marked`); a "+" added on a target."""
+    text = _marked(cell, width - 1, False) if cell.mark else cell.text or cell.plain
     if targeted:
         text = text[:width - 1] + "+" if text else "+"
     return text
+
+
+def cell_width(pic: Picture, color: bool, width: int) -> int:
+    """Characters per square: the game's own width, widened (as far as ``width`` columns allow) so that
+    a square's text and the mark on it fit side by side, with room for the target "+"."""
+    need = max((len(c.text) + len(c.mark) + (1 if color else 3) for row in pic.cells for c in row
+                if c.mark and c.text), default=0)
+    room = (width - 3) // pic.cols if pic.cols else pic.cell_width
+    return max(pic.cell_width, min(need, room))
 
 
 def draw_picture(pic: Picture, color: bool = True, width: int = 80,
@@ -73,12 +98,13 @@ def draw_picture(pic: Picture, color: bool = True, width: int = 80,
     """The board as text lines (ANSI-coloured if ``color``), column and row numbers around it.
 
     ``targets`` are the squares legal moves are about: a magenta background in colour, a "+" in
-    plain text (after the square's text, or alone on an empty square). A strong mark is bold and
-    underlined in colour, bracketed (or starred) in plain text; the other marks are not, and the
+    plain text (after the square's text, or alone on an empty square). A mark stands beside the
+    square's text where the width allows (:func:`_marked`). A strong mark is bold and underlined in
+    colour, bracketed (or starred) in plain text; the other marks are not, and the
     legend says so only when a strong mark is on the board. A picture with no rows (a game that
     declares none) is its legend alone.
     """
-    w = pic.cell_width
+    w = cell_width(pic, color, width)
     out = ["   " + "".join(f"{c:^{w}}" for c in range(pic.cols))] if pic.rows else []
     for r in range(pic.rows):
         parts = [f"{r:>2} "]
@@ -87,10 +113,16 @@ def draw_picture(pic: Picture, color: bool = True, width: int = 80,
             if not color:
                 parts.append(f"{_plain_cell(cell, w, targeted)[:w]:^{w}}")
                 continue
-            text = f"{(cell.mark or cell.text)[:w]:^{w}}"
+            text = f"{(_marked(cell, w, True) if cell.mark else cell.text)[:w]:^{w}}"
             br, bg, bb = _rgb("#f0a0f0" if targeted and not _dark(cell.fill) else cell.fill)
             style = ""
-            if cell.mark:
+            if cell.mark and cell.text and len(_marked(cell, w, True)) > len(cell.mark):
+                # the mark's colour behind the square's text and the mark's letter
+                colour = cell.mark_colour or "#000000"
+                br, bg, bb = _rgb(colour)
+                fr, fg, fb = (255, 255, 255) if _dark(colour) else (0, 0, 0)
+                style = "\x1b[1m\x1b[4m" if cell.strong else ""
+            elif cell.mark:
                 fr, fg, fb = _rgb(cell.mark_colour or "#000000")
                 if _dark(cell.fill) == _dark(cell.mark_colour or "#000000"):
                     fr, fg, fb = (255, 255, 255) if _dark(cell.fill) else (0, 0, 0)
@@ -99,7 +131,7 @@ def draw_picture(pic: Picture, color: bool = True, width: int = 80,
                 fr, fg, fb = (255, 255, 255) if _dark(cell.fill) else (0, 0, 0)
             parts.append(f"\x1b[48;2;{br};{bg};{bb}m\x1b[38;2;{fr};{fg};{fb}m{style}{text}\x1b[0m")
         out.append("".join(parts))
-    legend = pic.full_legend(strong_marker(pic, color))
+    legend = pic.full_legend(strong_marker(pic, color, w))
     if targets:
         legend += "; " + ("magenta" if color else "+") + ": squares of your moves"
     if legend:
@@ -225,12 +257,23 @@ class TerminalGame:
         self.record_path = record_path
         self.width = width
         self.last_seat: int | None = None
+        self.told_wait = ""  # the last reason given for a wait (each is given once)
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
 
     def run(self) -> str:
-        """Play until the game ends or the player quits; returns "over" or "quit"."""
+        """Play until the game ends or the player quits; returns "over", "quit", or "interrupted" (Ctrl-C:
+        the record is written all the same, and the game is left without a traceback)."""
+        try:
+            return self._run()
+        except KeyboardInterrupt:
+            self.say("")
+            self._write_record()
+            self.say("Interrupted: the game is left (type 'save' during a game to be able to resume it).")
+            return "interrupted"
+
+    def _run(self) -> str:
         s = self.session
         # The seed is shown only at the end: the deck order follows from it.
         self.say(textwrap.fill(f"{s.game_name} {s.game.config}; seats: "
@@ -257,15 +300,41 @@ class TerminalGame:
     def _agents_move(self) -> None:
         s = self.session
         viewers = s.humans
+        skipping = False
         while True:
+            if not skipping and len(viewers) == 1 and s.to_act() is not None and s.human_to_act() is None:
+                skipping = self._explain_wait(viewers[0])
             event = s.step_agent()
             if event is None:
                 return
             viewer = s.human_to_act() if s.human_to_act() is not None else (viewers[0] if viewers else event.seat)
-            text = s.events_for(viewer, event.index - 1)[0]["text"] if viewers else f"player_{event.seat}: {event.name}"
-            self.say(f"  {text}")
-            if self.pace:
-                time.sleep(self.pace)
+            self._tell(s.events_for(viewer, event.index - 1)[0] if viewers else None, event)
+            if self.pace and not skipping:
+                # a whole pause after an agent's turn; a short one between the moves of one turn (the
+                # steps of one walk), so that a long turn does not keep the player waiting
+                time.sleep(self.pace if s.to_act() != event.seat else self.pace * SAME_TURN_PACE)
+
+    def _tell(self, told: dict | None, event) -> None:
+        """A move as the log line and what it caused (the game's story), indented below it."""
+        if told is None:
+            self.say(f"  player_{event.seat}: {event.label or event.name}")
+            return
+        self.say(f"  {told['text']}")
+        for line in told["story"]:
+            self.say(textwrap.fill(line, self.width, initial_indent="      ", subsequent_indent="        "))
+
+    def _explain_wait(self, seat: int) -> bool:
+        """Say why ``seat`` cannot act for a while (once per reason) and offer to skip; True to skip."""
+        why = waiting_reason(self.session.game, self.session.view(seat))
+        if not why or why == self.told_wait:
+            return False
+        self.told_wait = why
+        self.say(textwrap.fill(f"You cannot act now: {why}.", self.width, subsequent_indent="    "))
+        try:
+            answer = self._read("Press Enter to watch, or type 'skip' to go to your next move (or the end): ")
+        except EOFError:
+            return True
+        return answer.strip().lower().startswith("s")
 
     def _human_turn(self) -> str | None:
         s = self.session
@@ -297,8 +366,8 @@ class TerminalGame:
             except ValueError as exc:
                 self.say(f"Not understood: {exc}")
                 continue
-            s.play(seat, action)
-            self.say(f"  player_{seat} (you): {s.game.action_to_string(action)}")
+            event = s.play(seat, action)
+            self._tell(s.events_for(seat, event.index - 1)[0], event)
             return None
 
     def _command(self, word: str, rest: str, seat: int) -> str | None:
@@ -349,7 +418,7 @@ class TerminalGame:
             self.say(textwrap.fill(line, self.width, subsequent_indent="    "))
         for line in pic.private:
             self.say(textwrap.fill(f"* {line}", self.width, subsequent_indent="    "))
-        self.say(f"Your moves, player_{seat} ({s.phase}):")
+        self.say(f"Your moves, player_{seat}:")
         self.say(format_moves(s.legal_moves(), self.width, squares))
 
     def _squares(self, seat: int) -> dict[int, tuple[int, int] | None]:
@@ -383,6 +452,6 @@ def watch(session: Session, pace: float = 0.5, out: TextIO | None = None, color:
         print(f"{clear}move {event.index}: player_{event.seat} ({session.seats[event.seat]}): {event.name}\n{text}",
               file=out, flush=True)
         if pace:
-            time.sleep(pace)
+            time.sleep(pace if session.to_act() != event.seat else pace * SAME_TURN_PACE)
     print(f"Game over: {session.describe_result()}; {session.end_text()}" if session.over
           else f"Stopped after {moves} moves.", file=out, flush=True)

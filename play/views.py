@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from envs.core.picture import SEAT_COLOURS, Cell, Picture
+from play.story import story_module
 
 __all__ = ["SEAT_COLOURS", "Cell", "Picture", "action_square", "picture", "text_picture"]
 
@@ -31,6 +32,9 @@ def picture(game, view: dict[str, Any], ended: str | None = None) -> Picture:
     elif not isinstance(pic, Picture):
         raise TypeError(f"{game.name}: Game.picture must return an envs.core.picture.Picture or None, "
                         f"got {type(pic).__name__}")
+    module = story_module(game)
+    if module is not None and hasattr(module, "turn"):
+        pic = dataclasses.replace(pic, turn=module.turn(game, view) or pic.turn)
     if ended is not None:
         pic = dataclasses.replace(pic, turn=f"game over: {ended}")
     return pic

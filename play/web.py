@@ -4,6 +4,12 @@
 HTML, JavaScript and SVG, no build step) lets you pick a game, a config, your seat and the
 opponents, then play by clicking squares or move buttons.
 
+The page keeps its game in the address (``#game=ID``) and in the browser's storage: a reload or a
+tab opened again asks ``GET /api/sessions/{id}`` and shows the game as it stands (board, the whole
+log, whose turn), for as long as the server keeps it. Under each move the log tells what it caused
+(:mod:`play.story`); when the player cannot act for a while the page says why, and "Skip to my next
+move" plays the agents on to the player's next decision (``/skip``).
+
 What the browser is told is built from the human seat's ``player_view`` alone (the board picture
 of :mod:`play.views`), the legal moves when that seat is to act, and the other seats' moves as
 that seat may see them (hidden choices unnamed). The seed — from which the deck order follows —
@@ -14,8 +20,10 @@ API (JSON):
 =======================================  ==========================================================
 ``GET  /api/games``                      games, their named configs and seat counts, agents
 ``POST /api/sessions``                   ``{game, config, seat, opponents, seed?, max_cycles?}``
-``GET  /api/sessions/{id}``              the seat's state (``?since=k``: events after move k)
+``GET  /api/sessions/{id}``              the seat's state (``?since=k``: events after move k); the page
+                                         asks it again after a reload, to find its game
 ``POST /api/sessions/{id}/advance``      one agent move (the page calls it one by one)
+``POST /api/sessions/{id}/skip``         agents move until your next decision or the end
 ``POST /api/sessions/{id}/move``         ``{action}`` or ``{square: [r, c]}``; illegal: 400
 ``GET  /api/sessions/{id}/hint``         what the game's best heuristic would play for you now
 ``GET  /api/sessions/{id}/record``       the record, once the game is over (409 before)
@@ -178,6 +186,7 @@ def seat_state(session: Session, seat: int, sid: str, since: int = 0) -> dict[st
         "events": session.events_for(seat, since),
         "num_moves": len(session.record.moves),
         "over": over,
+        "waiting": session.waiting(seat),
         "result": session.describe_result() if over else None,
         "end": session.end_reason,
         "end_text": ended,
@@ -212,8 +221,9 @@ def create_app(store: Store | None = None,
             raise SessionError(f"request body larger than {MAX_BODY} bytes")
         try:
             data = json.loads(raw or b"{}")
-        except ValueError:
-            raise SessionError("request body is not JSON") from None
+        except (ValueError, RecursionError):
+            # RecursionError: arrays nested thousands deep, which the parser gives up on
+            raise SessionError("request body is not JSON (or nested too deep)") from None
         if not isinstance(data, dict):
             raise SessionError("request body must be a JSON object")
         return data
@@ -324,6 +334,19 @@ def create_app(store: Store | None = None,
             return error(500, str(exc))
 
     @with_session
+    async def skip(request: Request, sid: str, session: Session, seat: int) -> Response:
+        def work() -> dict[str, Any]:
+            lower_priority()
+            since = len(session.record.moves)
+            session.skip(seat)
+            return state_of(session, seat, sid, since)
+
+        try:
+            return JSONResponse(await run_in_threadpool(work))
+        except SessionError as exc:
+            return error(500, str(exc))
+
+    @with_session
     async def move(request: Request, sid: str, session: Session, seat: int) -> Response:
         try:
             data = await body_of(request)
@@ -399,6 +422,7 @@ def create_app(store: Store | None = None,
         Route("/api/sessions/{sid}", show),
         Route("/api/sessions/{sid}", drop, methods=["DELETE"]),
         Route("/api/sessions/{sid}/advance", advance, methods=["POST"]),
+        Route("/api/sessions/{sid}/skip", skip, methods=["POST"]),
         Route("/api/sessions/{sid}/move", move, methods=["POST"]),
         Route("/api/sessions/{sid}/hint", hint),
         Route("/api/sessions/{sid}/record", record),

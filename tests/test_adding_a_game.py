@@ -94,7 +94,7 @@ def test_step_7_agents_are_found_and_handed_the_game(nim):
 def test_the_tools_work_at_once(nim, tmp_path):
     from benchmarks import run as bench
     from tools import simulate
-    from training import matches
+    from training.league import matches
 
     report = matches.evaluate(NAME, [("nim_v0/heuristic-v1", "nim_v0/random-v0")], games=4, progress=False)
     assert report["games_per_lineup"] == [4] and report["end_reasons"] == {"rules": 4}

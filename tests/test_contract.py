@@ -106,7 +106,8 @@ def test_declared_board_layout_fits_the_observation_and_actions(name, family, co
     game = envs.make_game(name, **config)
     layout = game.board_layout
     if layout is None:
-        pytest.skip(f"{name} declares no board")
+        pytest.skip(f"{name} declares no board_layout (no grid of squares in its observation for a "
+                    "convolutional network), so there is nothing to check")
     assert set(layout) == {"channels", "height", "width", "layout", "circular", "square_heads"}
     board = layout["channels"] * layout["height"] * layout["width"]
     assert 0 < board < int(np.prod(game.observation_shape)) and layout["layout"] in ("planes", "squares")
@@ -119,7 +120,8 @@ def test_declared_table_layout_fits_the_observation_and_actions(name, family, co
     game = envs.make_game(name, **config)
     table = game.table_layout
     if table is None:
-        pytest.skip(f"{name} declares no table")
+        pytest.skip(f"{name} declares no table_layout (no block of like rows, one per player or piece, "
+                    "in its observation for a shared-weight network to read), so there is nothing to check")
     assert set(table) == {"offset", "rows", "row_len", "row_actions", "action_blocks"}
     obs_dim = int(np.prod(game.observation_shape))
     end = table["offset"] + table["rows"] * table["row_len"]
@@ -197,6 +199,24 @@ def test_registry_make(name, family, config):
     env = pettingzoo.make("aec", envs.registry_id(name), **config)
     env.reset(seed=1)
     assert env.unwrapped.game.name == name
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_every_registry_spelling_builds_the_game(name):
+    import pettingzoo
+
+    ids = envs.registry_ids(name)
+    assert ids[0] == envs.registry_id(name)
+    base = name.rsplit("_v", 1)[0]
+    if "_" in base:  # a name of several words also works with hyphens, as users type it
+        assert ids[1] == envs.registry_id(name).replace(base, base.replace("_", "-"))
+    for env_id in ids:
+        assert pettingzoo.make("aec", env_id).unwrapped.game.name == name
+        assert pettingzoo.make("parallel", env_id).unwrapped.game.name == name
+    # envs.make takes module names; another spelling is refused, naming the module name it meant.
+    for spelling in ids:
+        with pytest.raises(ValueError, match=f"Did you mean '{name}'"):
+            envs.make(spelling)
 
 
 @pytest.mark.parametrize("name,family,config", CASES)
@@ -312,8 +332,13 @@ def test_corrupt_or_mismatched_state_is_rejected(name, family, config):
 @pytest.mark.parametrize("name", GAMES)
 def test_bad_config_is_rejected_clearly(name):
     mod = module(name)
-    with pytest.raises(ConfigError, match="unknown config keyword"):
+    with pytest.raises(ConfigError, match="unknown config keyword") as refused:
         mod.raw_env(no_such_option=1)
+    # The message lists every keyword the caller could have meant: the game's and the environment's.
+    for keyword in (*mod.Game().config, "max_cycles", "render_mode", "illegal_action"):
+        assert keyword in str(refused.value), keyword
+    with pytest.raises(ConfigError, match="did you mean 'max_cycles'"):
+        mod.env(max_cycle=5)
     with pytest.raises(ConfigError, match="max_cycles"):
         mod.raw_env(max_cycles=0)
     with pytest.raises(ConfigError, match="render_mode"):

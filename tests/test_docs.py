@@ -71,7 +71,7 @@ def test_checkpoint_pages_list_every_indexed_checkpoint_with_its_evaluation(tmp_
         assert f"**`{entry['id']}`**" in page
     sequence = (tmp_path / "checkpoints_sequence_v0.md").read_text(encoding="utf-8")
     # sequence_v0/ppo-v4's eval.json: 197 wins of 400 against heuristic-v1
-    assert "against `sequence_v0/heuristic-v1`: 197/400 wins, 49.2%" in sequence
+    assert "against `sequence_v0/heuristic-v1`: 197/400, 49.2% [44.4, 54.1]" in sequence
 
 
 def test_every_game_has_a_page_with_its_docstring_rules_and_pictures():
@@ -99,3 +99,159 @@ def test_site_builds_with_warnings_as_errors(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-5000:]
     assert (tmp_path / "html" / "games" / "sequence.html").is_file()
+
+
+# -- What the generated and hand-written pages must keep ------------------------------------------
+
+#: Words that speak to the team rather than the reader: paths outside the repository, issue numbers,
+#: and the names the rules files once used for their sources.
+INTERNAL = re.compile(
+    r"shared/(?:seeds|research)|seed page|seed rules|research sheet|the brief\b|issue text|\bissue \d+|\(issue",
+    re.I,
+)
+GAME_MODULES = ("sequence_v0", "pans_trial_v0", "dojo_v0", "wizard_arena_v0")
+
+
+def reader_texts() -> dict[str, str]:
+    """Every text a reader meets: the site's pages, the README, the rules files, the game modules'
+    docstrings, the checkpoint notes, index descriptions and the text fields of every ``eval.json``."""
+    import importlib
+
+    texts = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+             for p in [*DOCS.rglob("*.md"), ROOT / "README.md", ROOT / "checkpoints" / "README.md",
+                       *ROOT.glob("envs/*/RULES.md")]
+             if "_build" not in p.parts}
+    for name in GAME_MODULES:
+        texts[f"envs/{name}.py"] = importlib.import_module(f"envs.{name}").__doc__
+    index = json.loads((ROOT / "checkpoints" / "index.json").read_text(encoding="utf-8"))
+    for entry in index["checkpoints"]:
+        texts[f"checkpoints/index.json {entry['id']}"] = entry["description"]
+        evaluation = json.loads((ROOT / "checkpoints" / entry["eval"]).read_text(encoding="utf-8"))
+        texts[entry["eval"]] = json.dumps(
+            {k: v for k, v in evaluation.items() if isinstance(v, str)}
+            | {"commands": [command for command, _ in load_conf()._measurements(evaluation)]})
+    return texts
+
+
+def test_no_page_rules_file_docstring_or_shipped_json_speaks_to_the_team():
+    found = {where: INTERNAL.findall(text) for where, text in reader_texts().items()}
+    assert not {where: words for where, words in found.items() if words}
+
+
+def test_the_internal_words_check_catches_them():
+    for text in ("see shared/seeds/x.txt", "the seed page says", "(issue 10)", "the brief's choice", "issue text"):
+        assert INTERNAL.search(text), text
+    assert not INTERNAL.search("the original game's rules page; an issue of timing")
+
+
+def test_every_evaluation_command_is_runnable_as_written():
+    """No placeholder: each command names the lineup it measured, the checkpoint in the first team."""
+    conf = load_conf()
+    index = json.loads((ROOT / "checkpoints" / "index.json").read_text(encoding="utf-8"))
+    for entry in index["checkpoints"]:
+        evaluation = json.loads((ROOT / "checkpoints" / entry["eval"]).read_text(encoding="utf-8"))
+        measured = conf._measurements(evaluation)
+        assert measured or "final" in evaluation, entry["id"]
+        for command, lineup in measured:
+            assert command and "OPPONENT" not in command and "..." not in command, (entry["id"], command)
+            words = command.split()
+            assert words[:3] == ["python", "-m", "training.evaluate"] and words[words.index("--game") + 1] == entry["game"]
+            teams = words[words.index("--lineup") + 1:words.index("--games")]
+            assert teams == lineup["teams"] and teams[0] == entry["id"], (entry["id"], command)
+            requested = int(words[words.index("--games") + 1])
+            assert requested <= lineup["agents"][0]["games"] < requested + len(teams) * 6, (entry["id"], command)
+
+
+def test_the_checkpoint_tables_list_every_checkpoint_strongest_first():
+    conf = load_conf()
+    index = json.loads((ROOT / "checkpoints" / "index.json").read_text(encoding="utf-8"))
+    for game in GAME_MODULES:
+        page = conf.checkpoint_page(game)
+        header = next(line for line in page.splitlines() if line.startswith("| id | kind |"))
+        assert header.split(" | ")[2:] and "Elo" in header and "CPU to train" in header and "time a move" in header
+        rows = [line.split(" | ") for line in page.splitlines() if line.startswith("| `")]
+        assert [row[0].strip("|` ") for row in rows] == [
+            e for e in sorted((e["id"] for e in index["checkpoints"] if e["game"] == game),
+                              key=lambda i: [r[0].strip("|` ") for r in rows].index(i))]
+        assert {row[0].strip("|` ") for row in rows} == {e["id"] for e in index["checkpoints"] if e["game"] == game}
+        elos = [float(row[4]) for row in rows if row[4] != "—"]
+        assert elos == sorted(elos, reverse=True) and len(elos) == len(rows), game
+        assert "not measured" not in " ".join(row[2] for row in rows), f"{game}: a checkpoint without a heuristic-v1 line"
+
+
+def test_checkpoint_elo_puts_the_heuristic_at_1500_and_orders_by_strength():
+    conf = load_conf()
+    lineup = {"teams": ["g/a-v1", "g/heuristic-v1"],
+              "agents": [{"agent": "g/a-v1", "games": 100, "wins": 75, "mean_rank": 1.25}]}
+    weak = {"teams": ["g/b-v1", "g/heuristic-v1"],
+            "agents": [{"agent": "g/b-v1", "games": 100, "wins": 25, "mean_rank": 1.75}]}
+    elo = conf.checkpoint_elo("g", [{"id": "g/a-v1"}, {"id": "g/b-v1"}],
+                              {"g/a-v1": {"lineups": [{"lineups": [lineup]}]},
+                               "g/b-v1": {"lineups": [{"lineups": [weak]}]}})
+    assert round(elo["g/heuristic-v1"]) == 1500 and elo["g/a-v1"] > 1600 > 1400 > elo["g/b-v1"]
+
+
+def game_page_reading_order(name: str) -> str:
+    """A game page as it reads: its Markdown with the module docstring in place of ``automodule``."""
+    import importlib
+
+    page = (DOCS / "games" / f"{name.removesuffix('_v0')}.md").read_text(encoding="utf-8")
+    doc = importlib.import_module(f"envs.{name}").__doc__
+    return re.sub(r"```\{eval-rst\}\n\.\. automodule:: envs\.\w+.*?```", lambda _: doc, page, flags=re.S)
+
+
+@pytest.mark.parametrize("name", GAME_MODULES)
+def test_a_game_page_reads_in_pettingzoos_order(name):
+    """Picture, import line, the facts table with its manual-control row, a usage example, then
+    observation, actions, rewards, version history, the agents and checkpoints, the rules, and last
+    the commands that redraw the pictures."""
+    text = game_page_reading_order(name)
+    section = r"[^\n]*\n-{3,}\n"  # a docstring section title and its underline
+    marks = [r"```\{image\}", f"from envs import {name}", "Manual control  ", f"python -m play terminal {name}",
+             "\nUsage" + section, "\nObservation" + section, "\nAction" + section, "\nRewards" + section,
+             "\nVersion history" + section, "\n## Agents and shipped checkpoints", f"checkpoints_{name}\\.md",
+             "\n## Rules as implemented", "\n## How the pictures are made", "python -m play replay"]
+    found = [re.search(mark, text) for mark in marks]
+    assert None not in found, [m for m, f in zip(marks, found) if f is None]
+    where = [f.start() for f in found]
+    assert where == sorted(where), [m for m, w in sorted(zip(marks, where), key=lambda x: x[1])]
+
+
+@pytest.mark.parametrize("name", GAME_MODULES)
+def test_a_game_modules_usage_example_runs(name):
+    import importlib
+
+    doc = importlib.import_module(f"envs.{name}").__doc__
+    block = doc.split("Usage\n-----", 1)[1].split(".. code-block:: python\n\n", 1)[1]
+    code = []
+    for line in block.splitlines():
+        if line.strip() and not line.startswith("    "):
+            break
+        code.append(line[4:])
+    exec(compile("\n".join(code), f"envs/{name}.py usage", "exec"), {"__name__": "__docs__"})
+
+
+@pytest.mark.parametrize("name", GAME_MODULES)
+def test_env_raw_env_and_parallel_env_are_documented_with_types(name):
+    import importlib
+    import inspect
+
+    module = importlib.import_module(f"envs.{name}")
+    for factory in (module.env, module.raw_env, module.parallel_env):
+        assert factory.__module__ == f"envs.{name}" and factory.__doc__ and "Args:" in factory.__doc__
+    for factory in (module.env, module.parallel_env):
+        signature = inspect.signature(factory)
+        assert signature.parameters["render_mode"].annotation != inspect.Parameter.empty
+        assert signature.parameters["max_cycles"].annotation != inspect.Parameter.empty
+        assert signature.return_annotation in ("AECEnv", "ParallelEnv")
+
+
+def test_module_names_and_page_paths_written_as_code_become_links():
+    conf = load_conf()
+    docs = {"reference/_api/training.evaluate", "guide/vector", "games/sequence", "reference/checkpoints"}
+    assert conf.literal_target("training.evaluate", docs) == "reference/_api/training.evaluate"
+    assert conf.literal_target("docs/guide/vector.md", docs) == "guide/vector"
+    assert conf.literal_target("envs/sequence/RULES.md", docs) == "games/sequence"
+    assert conf.literal_target("checkpoints/README.md", docs) == "reference/checkpoints"
+    for text in ("python -m training.evaluate", "numpy.random", "docs/missing.md", "training.missing"):
+        assert conf.literal_target(text, docs) is None, text

@@ -141,6 +141,18 @@ def test_core_knows_no_particular_game():
     assert not wrong, "\n".join(wrong)
 
 
+def test_core_imports_nothing_of_envs_but_the_core():
+    # Not the registry (``envs``, which lists the games) nor a module beside it (``envs.provenance``,
+    # ``envs.vector``): the core sits below all of them.
+    wrong = []
+    for path in files_of("envs/core"):
+        for line, module in imported_modules(path):
+            parts = module.split(".")
+            if parts[0] == "envs" and parts[1:2] != ["core"]:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_the_checker_sees_lazy_imports(tmp_path):
     sample = tmp_path / "sample.py"
     sample.write_text("def f():\n    from training import stats\n    import tools.simulate\n")

@@ -30,7 +30,7 @@ from play.web import create_app  # noqa: E402  (after the skip checks)
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]
 STATE_KEYS = {"id", "game", "config", "seat", "seats", "to_act", "your_turn", "phase", "picture", "moves", "events",
-              "num_moves", "over", "result", "end", "end_text", "seed"}
+              "num_moves", "over", "waiting", "result", "end", "end_text", "seed"}
 GAMES = [
     ("sequence_v0", "2p", None),
     ("pans_trial_v0", "default", None),
@@ -233,6 +233,10 @@ def test_api_refuses_bad_requests(server, browser):
     huge = request.post(f"{url}/api/sessions/{sid}/move", data="x" * 20000,
                         headers={"Content-Type": "application/json"})
     assert huge.status == 400 and "larger than" in huge.json()["error"]
+    # arrays nested 8,000 deep (16 KB): the parser gives up, and the answer is a 400 like any bad body
+    deep = request.post(f"{url}/api/sessions/{sid}/move", data=("[" * 8000 + "]" * 8000).encode(),
+                        headers={"Content-Type": "application/json"})
+    assert deep.status == 400 and "not JSON" in deep.json()["error"]
     for path in ("", "/hint", "/record"):
         missing = request.get(f"{url}/api/sessions/nope{path}")
         assert missing.status == 404 and "no such game" in missing.json()["error"]
@@ -347,4 +351,114 @@ def test_a_new_game_replaces_the_old_one_and_late_answers_are_ignored(server, br
     page.click("#moves button.move")  # the new game plays on
     page.wait_for_function("document.body.dataset.moves !== '0'")
     assert not errors, errors
+    page.close()
+
+
+def test_a_reload_finds_the_same_game_and_an_expired_one_says_so(server, browser):
+    url, _ = server
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    _start(page, url, "sequence_v0", "2p", None)
+    for _ in range(2):
+        _wait_turn(page, errors)
+        before = page.evaluate("document.body.dataset.moves")
+        page.click("#moves button.move")
+        page.wait_for_function(f"document.body.dataset.moves !== '{before}'")
+    _wait_turn(page, errors)
+    sid = page.evaluate("document.body.dataset.sid")
+    log = page.text_content("#log")
+    board = page.inner_html("#board")
+    assert f"#game={sid}" in page.url and "player_1 draws a card" in log
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    _wait_turn(page, errors)
+    assert page.evaluate("document.body.dataset.sid") == sid
+    assert page.text_content("#log") == log and page.inner_html("#board") == board
+    assert page.text_content("#status").startswith("Your move, player_0")
+    assert page.input_value("#game") == "sequence_v0" and page.input_value("#config") == "2p"
+    # a tab closed and opened again: the address no longer holds the game, the browser's storage does
+    page.goto(url + "/?pace=0")
+    page.wait_for_selector("body[data-ready='1']")
+    _wait_turn(page, errors)
+    assert page.evaluate("document.body.dataset.sid") == sid and page.text_content("#log") == log
+    # the server dropped the game: the page says so and offers the form
+    page.request.delete(f"{url}/api/sessions/{sid}")
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    assert "no longer on the server" in page.text_content("#message")
+    assert page.is_hidden("#game-area") and not errors, errors
+    page.close()
+
+
+def test_a_finished_game_shows_its_result_after_a_reload(server, browser):
+    url, _ = server
+    page = browser.new_page()
+    _start(page, url, "wizard_arena_v0", "2bots", 3)
+    while not _wait_turn(page, []):
+        before = page.evaluate("document.body.dataset.moves")
+        page.click("#moves button.move")
+        page.wait_for_function(f"document.body.dataset.moves !== '{before}'")
+    result = page.text_content("#result")
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    page.wait_for_function("document.body.dataset.over === '1'")
+    assert page.text_content("#result") == result and page.text_content("#status").startswith("Game over: ")
+    page.close()
+
+
+def test_skip_goes_to_the_next_decision_at_once(server, browser):
+    url, _ = server
+    page = browser.new_page()
+    page.goto(url + "/?pace=600000")  # ten minutes between agent moves: only "skip" can get past them
+    page.wait_for_selector("body[data-ready='1']")
+    page.select_option("#game", "dojo_v0")
+    page.select_option("#config", "4p")
+    page.select_option("#seat", "3")
+    page.fill("#seed", "8")
+    page.click("#start")
+    page.wait_for_function("document.body.dataset.turn === '1' || !document.getElementById('skip').hidden")
+    if page.evaluate("document.body.dataset.turn") == "1":  # our pawn is placed first: then the agents wait
+        page.click("#moves button.move")
+        page.wait_for_selector("#skip:not([hidden])")
+    assert "is thinking" in page.text_content("#status")
+    page.click("#skip")
+    page.wait_for_function("document.body.dataset.turn === '1'", timeout=60_000)
+    assert page.is_hidden("#skip") and page.text_content("#status").startswith("Your move, player_3")
+    page.close()
+
+
+def test_move_buttons_and_your_move_are_in_view_at_1280_by_900(server, browser):
+    url, _ = server
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    for game, config in (("dojo_v0", "4p"), ("wizard_arena_v0", "16bots"), ("sequence_v0", "2p"),
+                         ("pans_trial_v0", "default")):
+        page.goto(url + "/?pace=0")
+        page.wait_for_selector("body[data-ready='1']")
+        page.select_option("#game", game)
+        page.select_option("#config", config)
+        page.fill("#seed", "8")
+        page.click("#start")
+        _wait_turn(page, [])
+        for selector in ("#status", "#moves button.move"):
+            box = page.locator(selector).first.bounding_box()
+            assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 900, (game, selector, box)
+    page.close()
+
+
+def test_a_config_change_keeps_the_opponent_when_it_fits_and_says_so_when_not(server, browser):
+    url, _ = server
+    page = browser.new_page()
+    _fresh(page, url)
+    page.select_option("#game", "sequence_v0")
+    page.select_option("#config", "2p")
+    page.select_option("#opponent", "sequence_v0/random-v0")
+    page.select_option("#config", "2x2")
+    assert page.input_value("#opponent") == "sequence_v0/random-v0" and page.text_content("#message") == ""
+    page.select_option("#config", "2p")
+    page.select_option("#opponent", "sequence_v0/ppo-v1")
+    page.select_option("#config", "2x2")
+    message = page.text_content("#message")
+    assert "sequence_v0/ppo-v1 plays only at the table it was trained for" in message
+    assert page.input_value("#opponent") in message
     page.close()

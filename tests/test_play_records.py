@@ -188,7 +188,7 @@ def test_a_recorder_hook_writes_the_record_while_the_game_is_played():
 
 
 def test_every_evaluated_game_is_written_as_a_record_that_replays(tmp_path):
-    from training import evaluate as ev
+    from training.league import __main__ as ev
 
     out, folder = tmp_path / "eval", tmp_path / "records"
     code = ev.main(["--game", "sequence_v0", "--lineup", "heuristic-v1", "random-v0", "--games", "2",
@@ -211,7 +211,7 @@ def test_every_evaluated_game_is_written_as_a_record_that_replays(tmp_path):
 
 
 def test_a_time_budget_writes_only_the_records_of_the_games_it_keeps(tmp_path):
-    from training.matches import evaluate
+    from training.league.matches import evaluate
 
     ids = ["sequence_v0/random-v0", "sequence_v0/heuristic-v1"]
     report = evaluate("sequence_v0", [tuple(ids)], 4, {"max_cycles": 5}, workers=1, progress=False,

@@ -217,3 +217,50 @@ def test_a_two_eyed_jack_turn_is_grouped_and_a_typed_square_plays(tmp_path):
     child.expect("player_0> ")
     child.sendline("quit")
     child.expect(pexpect.EOF)
+
+
+def test_ctrl_c_at_the_prompt_writes_the_record_and_leaves_cleanly(tmp_path):
+    child = _spawn(["terminal", *SHORT, "--record", "game.json"], tmp_path)
+    child.expect(r"player_0> ")
+    child.sendline("1")
+    child.expect(r"player_0> ")
+    child.sendintr()
+    child.expect(r"Record written to .*game\.json")
+    child.expect(r"Interrupted: the game is left")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "Traceback" not in child.before and child.exitstatus == 130
+    record = load_record(tmp_path / "game.json")
+    assert sum(1 for m in record.moves if m.seat == 0) == 1
+    replay(record)
+
+
+def test_watch_help_is_true():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "play", "watch", "--help"], env=env, check=True,
+                         capture_output=True, text=True, timeout=60)
+    assert "--resume" not in out.stdout and "--agents" in out.stdout
+
+
+def test_a_wait_is_explained_and_can_be_skipped():
+    """Wizard Arena: once the player's bot follows a party it cannot act; the terminal says why and skips on request."""
+    for seed in range(40):
+        session = Session("wizard_arena_v0", ["human"] + ["wizard_arena_v0/heuristic-v1"] * 5, seed=seed)
+        out = io.StringIO()
+        asked = []
+
+        def read(prompt, asked=asked):
+            if prompt.startswith("Press Enter"):
+                asked.append(prompt)
+                return "skip"
+            return "1"
+
+        TerminalGame(session, out=out, read=read, color=False, pace=0).run()
+        text = out.getvalue()
+        if "You cannot act now: your bot follows the party of player_" in text:
+            assert asked and asked[0].startswith("Press Enter to watch, or type 'skip' to go to your next move")
+            # under the moves, what they caused: the join that made the wait, in the game's words
+            assert re.search(r"\n      [^\n]*player_0 \(A\)[^\n]*(joins the party of|ally: )", text), text[:2000]
+            assert "Game over:" in text
+            return
+    pytest.fail("in 40 games the player's bot never followed a party")

@@ -63,7 +63,7 @@ def test_a_tiny_settings_run_writes_its_tables_and_plot(tmp_path):
 
 
 def test_the_published_tables_start_with_their_provenance():
-    from envs.core.provenance import check_provenance
+    from envs.provenance import check_provenance
 
     docs = pathlib.Path(__file__).resolve().parents[1] / "docs" / "guide" / "ppo_compare"
     tables = sorted(docs.glob("*.csv"))

@@ -11,7 +11,7 @@ import pytest
 import agents
 import envs
 from envs.core.game import TURN_KINDS
-from envs.core.provenance import check_provenance
+from envs.provenance import check_provenance
 from tools import properties
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -55,7 +55,7 @@ def test_zero_sum_is_declared_exactly_when_returns_sum_to_zero_and_teams_share_a
 
 
 def test_three_team_sequence_is_the_general_sum_case():
-    """The issue's example: three teams pay +1/-1/-1, two teams and every other game sum to zero."""
+    """Three teams pay +1/-1/-1, two teams and every other game sum to zero."""
     assert not envs.make_game("sequence_v0", num_teams=3).zero_sum
     assert envs.make_game("sequence_v0", num_teams=2, players_per_team=2).zero_sum
     assert all(envs.make_game(n).zero_sum for n in envs.NAMES if n != "sequence_v0")

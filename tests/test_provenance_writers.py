@@ -1,5 +1,5 @@
 """Every file the evaluation side writes names what made it: a provenance block that
-:func:`envs.core.provenance.check_provenance` accepts, naming the environments the result used.
+:func:`envs.provenance.check_provenance` accepts, naming the environments the result used.
 
 Each test runs one writer on a tiny budget and reads back what it wrote. Game records carry their
 provenance too, and a version 1 record (written before provenance existed) still loads.
@@ -12,8 +12,8 @@ import json
 import pytest
 
 import envs
-from agents.records import Record, RecordError, load_record, record_game, replay
-from envs.core.provenance import check_provenance, source_commit
+from agents.records import Record, RecordError, library_version, load_record, record_game, replay
+from envs.provenance import check_provenance, source_commit
 
 RANDOM = "sequence_v0/random-v0"
 HEURISTIC = "sequence_v0/heuristic-v1"
@@ -40,7 +40,7 @@ def _checked(block, *games):
 
 
 def test_evaluate_results_and_records_carry_provenance(tmp_path):
-    from training import evaluate
+    from training.league import __main__ as evaluate
 
     out, records = tmp_path / "eval", tmp_path / "records"
     assert evaluate.main(["--agents", "random-v0", "heuristic-v1", "--games", "2", "--workers", "1",
@@ -55,7 +55,7 @@ def test_evaluate_results_and_records_carry_provenance(tmp_path):
 
 
 def test_the_league_summary_carries_provenance(tmp_path, monkeypatch):
-    from training import evaluate
+    from training.league import __main__ as evaluate
 
     monkeypatch.setattr(envs, "NAMES", ("dojo_v0",))
     monkeypatch.setattr(evaluate, "league_tables", lambda name, quick, summary, console: [
@@ -182,3 +182,17 @@ def test_a_record_that_replays_to_another_position_is_refused():
     data["result"]["position"] = other["result"]["position"]
     with pytest.raises(RecordError, match="reach another position than recorded"):
         replay(Record.from_dict(data))
+
+
+def test_a_source_checkout_without_installed_metadata_records_its_version(monkeypatch):
+    # From a source checkout that was never pip-installed there is no package metadata, and
+    # pyproject.toml's version is dynamic: the version must come from the code itself.
+    import importlib.metadata
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    assert library_version() == envs.__version__
+    data = _record().to_dict()
+    assert data["library_version"] == envs.__version__ == data["provenance"]["version"]

@@ -22,7 +22,7 @@ import envs
 from agents.policy_io import CheckpointError, load_policy
 from training import rllib_env, rllib_train
 from training.report import validate_report
-from training.evaluate import table_facts
+from training.league.matches import table_facts
 from training.rllib_env import (
     LEARNER,
     SeatRolesEnv,

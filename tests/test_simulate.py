@@ -23,6 +23,29 @@ def test_positions_count_from_the_seat_that_acted_first():
     assert report["length"]["mean"] == pytest.approx(12.0)
 
 
+def test_the_report_says_how_ties_and_games_without_a_winner_count():
+    games = [
+        {"length": 10, "end_reason": "rules", "winning_seats": [0, 2], "first_seat": 0, "stats": {}},  # shared first
+        {"length": 10, "end_reason": "rules", "winning_seats": [1], "first_seat": 0, "stats": {}},
+        {"length": 10, "end_reason": "rules", "winning_seats": [], "first_seat": 0, "stats": {}},  # all tied
+    ]
+    report = simulate.summarise("default", {}, 3, games)
+    assert report["shared_first"] == 1 and report["no_winner"] == 1
+    text = simulate.how_counted(report)
+    assert "(1 such games)" in text and "add up to 3 over 2 games with a winner" in text
+
+
+def test_help_lists_every_games_variant_labels(capsys):
+    import envs
+
+    with pytest.raises(SystemExit):
+        simulate.main(["--help"])
+    out = capsys.readouterr().out.replace("\n      ", " ")
+    for name in envs.NAMES:
+        for label in envs.game_class(name).rule_variants:
+            assert repr(label) in out, (name, label)
+
+
 @pytest.mark.parametrize("game", ["sequence_v0", "pans_trial_v0", "wizard_arena_v0"])
 def test_every_game_simulates_with_its_declared_variants(game, tmp_path, capsys):
     out = tmp_path / "sim.png"

@@ -1,4 +1,4 @@
-"""Loading saved states: the examples of impossible states from the issue, each refused with a
+"""Loading saved states: examples of impossible states, each refused with a
 ``StateError`` naming the field, and the possible ones (found in seeded play) still accepted."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def edit(saved: dict, **changes) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------
-# The issue's examples, one by one
+# Impossible states, one by one
 def test_dojo_huge_step_count_is_refused_instead_of_hanging():
     saved = saved_after("dojo_v0", 12)
     refused("dojo_v0", edit(saved, mv_steps=10**9), "mv_steps")

@@ -11,7 +11,7 @@ import envs
 from agents.nets import default_arch
 from agents.architectures import build_architecture
 from training import sb3
-from training.evaluation import NOTE, evaluate_module, summarise
+from training.evaluation import NOTE, evaluate_and_write, evaluate_module, opponent_summary
 from training.vector_env import Outcome
 from training.report import curve_row, make_report, validate_report
 
@@ -43,7 +43,7 @@ def test_outcomes_are_counted_as_the_harness_counts_them():
         Outcome("random-v0", 0.0, won=False, draw=True, rank=1.5, truncated=True, length=30, side=0),
         Outcome("random-v0", 1.0, won=True, draw=False, rank=1.0, truncated=False, length=40, side=1),
     ]
-    s = summarise(outcomes, "random-v0", 2)
+    s = opponent_summary(outcomes, "random-v0", 2)
     assert (s["games"], s["wins"], s["draws"], s["losses"]) == (4, 2, 1, 1)
     assert s["win_rate"] == 0.5 and s["mean_length"] == 25 and s["mean_rank"] == pytest.approx(1.375)
     assert s["games_by_side"] == [2, 2] and s["wins_by_side"] == [1, 1]
@@ -74,7 +74,7 @@ def test_every_trainer_gets_the_same_counts_for_the_same_policy():
 
 
 def good_report() -> dict:
-    results = {"random-v0": summarise(
+    results = {"random-v0": opponent_summary(
         [Outcome("random-v0", 1.0, True, False, 1.0, False, 5, 0), Outcome("random-v0", -1.0, False, False, 2.0, False, 7, 1)],
         "random-v0", 2)}
     return make_report(trainer="training.ppo", args={"seed": 1}, game="dojo_v0", config={}, policy="runs/x",
@@ -106,3 +106,30 @@ def test_a_curve_row_has_one_column_per_opponent_and_bound():
     assert row["step"] == 64 and row["mean_return"] == 0.1
     low, high = good_report()["results"]["random-v0"]["win_rate_ci95"]
     assert (row["win_rate_vs_random-v0"], row["win_low_vs_random-v0"], row["win_high_vs_random-v0"]) == (0.5, low, high)
+
+
+def test_evaluate_and_write_leaves_a_valid_report_with_the_evaluation_in_it(tmp_path):
+    """What a trainer calls at the end of a run: the same counts as evaluate_module, written as
+    eval.json in the one schema beside the policy."""
+    import json
+
+    net = tiny_net("sequence_v0", {})
+    expected = evaluate_module(copy.deepcopy(net), "sequence_v0", {}, ["random-v0"], games=4, seed=3, max_actions=80)
+    report = evaluate_and_write(tmp_path, copy.deepcopy(net), trainer="training.ppo", args={"seed": 1},
+                                game="sequence_v0", config={}, samples=256, cpu_seconds=2.0,
+                                opponents=["random-v0"], games=4, seed=3, max_actions=80, curve=[])
+    written = json.loads((tmp_path / "eval.json").read_text())
+    validate_report(written)
+    assert written == report and written["results"] == expected
+    assert written["written_to"] == str(tmp_path / "eval.json") and written["policy"] == str(tmp_path)
+    assert written["evaluation"] == {"seed": 3, "games_per_opponent": 4, "note": NOTE} and written["curve"] == []
+
+
+def test_a_policy_folder_names_the_trainer_that_made_it():
+    from training.evaluation import trainer_of
+
+    assert trainer_of({"trainer": "training.rllib_train (RLlib PPO, new API stack)"}) == "training.rllib_train"
+    assert trainer_of({"trainer": "training.sb3"}) == "training.sb3"
+    assert trainer_of({"trainer": "training.train_ppo"}) == "training.train_ppo"
+    assert trainer_of({}) == "training.ppo"
+    assert trainer_of({"trainer": "something else"}) == "training.ppo"

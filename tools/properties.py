@@ -31,7 +31,7 @@ from typing import Any, Sequence
 import agents
 import envs
 from agents.runner import RunnerHooks
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 
 #: The agents each row is measured with (short ids; every game registers both).
 AGENTS = ("random-v0", "heuristic-v1")

@@ -25,11 +25,15 @@ chosen with ``--variants all`` or a comma list of their labels, plus any ``--var
 
 The table goes to stdout (and ``--json`` if given), the plot (game length per configuration and win
 rate by turn-order position, with intervals) to ``--out``.
+
+``--workers N`` plays the games in N local processes and ``--ray-address ADDRESS`` on a Ray cluster
+(:mod:`agents.pool`); each game is seeded by its number, so the report is the same either way.
 """
 
 from __future__ import annotations
 
 import argparse
+import textwrap
 import json
 import statistics
 import sys
@@ -43,7 +47,7 @@ import envs
 from agents.runner import Runner, RunnerHooks
 from agents.scoring import score_game
 from envs.core import ConfigError
-from envs.core.provenance import image_metadata, provenance
+from envs.provenance import image_metadata, provenance
 from agents.stats import wilson_interval
 
 AGENT_ALIASES = {"heuristic": "heuristic-v1", "greedy": "heuristic-v1", "random": "random-v0"}
@@ -62,13 +66,15 @@ class Args:
     out: str = "simulation.png"
     json: str | None = None
     progress: bool = True
+    workers: int | None = None
+    ray_address: str | None = None
 
 
 def build_parser() -> argparse.ArgumentParser:
     d = Args()
     p = argparse.ArgumentParser(prog="python -m tools.simulate", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="\n\n".join(__doc__.split("\n\n")[2:]))
+                                epilog="\n\n".join([*__doc__.split("\n\n")[2:], variants_help()]))
     p.add_argument("game", help=f"the game: one of {list(envs.NAMES)}, or its short name (dojo, sequence, ...)")
     p.add_argument("--games", type=int, default=d.games, help="games per configuration (default: %(default)s)")
     p.add_argument("--agents", default=d.agents,
@@ -79,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a config keyword for every configuration, value read as JSON; repeatable "
                    "(default: the game's defaults)")
     p.add_argument("--variants", default=d.variants,
-                   help="'all', 'none' or a comma list of the game's rule variant labels (default: %(default)s)")
+                   help="'all', 'none' or a comma list of the game's rule variant labels, listed below "
+                        "(default: %(default)s)")
     p.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2",
                    help="one more variant per value of a config keyword; repeatable (default: none)")
     p.add_argument("--max-cycles", type=int, default=d.max_cycles,
@@ -87,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=d.out, help="where the plot goes (default: %(default)s)")
     p.add_argument("--json", default=d.json, metavar="PATH", help="also write the full report as JSON (default: none)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="hide the progress bar (default: shown)")
+    p.add_argument("--workers", type=int, default=d.workers,
+                   help="worker processes playing the games (default: 1, this process; with --ray-address, "
+                   "one per CPU of the cluster)")
+    p.add_argument("--ray-address", default=d.ray_address, metavar="ADDRESS",
+                   help="play the games on this Ray cluster ('auto', HOST:6379 or ray://HOST:10001; needs the "
+                   "rllib extra and this package on every node), with the same report (default: local)")
     return p
 
 
@@ -197,6 +210,9 @@ def summarise(label: str, config: dict[str, Any], n: int, games: list[dict[str, 
         "games": total,
         "end_reasons": dict(Counter(g["end_reason"] for g in games)),
         "no_winner": sum(1 for g in games if not g["winning_seats"]),
+        # games whose first place several seats share (but not all of them): each of those seats counts a
+        # win, so the wins by seat can add up to more than the games that have a winner
+        "shared_first": sum(1 for g in games if len(g["winning_seats"]) > 1),
         "length": spread([g["length"] for g in games]),
         "stats": {k: spread([g["stats"][k] for g in games if k in g["stats"]]) for k in keys},
         "win_rate_by_seat": rates(by_seat),
@@ -207,23 +223,49 @@ def summarise(label: str, config: dict[str, Any], n: int, games: list[dict[str, 
     }
 
 
-def run_config(args: Args, game_name: str, config: dict[str, Any], label: str, bar=None) -> dict[str, Any]:
-    env_config = dict(config) if args.max_cycles is None else dict(config, max_cycles=args.max_cycles)
-    game = envs.make_game(game_name, **config)
-    ids = agent_ids(args.agents, game_name, game.num_players)
-    games = []
-    for i in range(args.games):
-        games.append(play_one(game_name, env_config, ids, args.seed + i))
-        if bar is not None:
-            bar.update(1)
-    return summarise(label, game.config, game.num_players, games)
+def play_task(task: tuple[str, dict[str, Any], list[str], int]) -> dict[str, Any]:
+    """:func:`play_one` of a ``(game_name, config, agent ids, seed)`` task (the worker side of the pool)."""
+    return play_one(*task)
+
+
+def run_configs(args: Args, game_name: str, configs: dict[str, dict[str, Any]], bar=None) -> list[dict[str, Any]]:
+    """Every configuration's ``args.games`` games (through :mod:`agents.pool`), each summarised."""
+    from agents.pool import map_ordered
+
+    tasks, games = [], {}
+    for label, config in configs.items():
+        env_config = dict(config) if args.max_cycles is None else dict(config, max_cycles=args.max_cycles)
+        games[label] = envs.make_game(game_name, **config)
+        ids = agent_ids(args.agents, game_name, games[label].num_players)
+        tasks += [(game_name, env_config, ids, args.seed + i) for i in range(args.games)]
+    played = map_ordered(play_task, tasks, args.workers, args.ray_address,
+                         on_result=None if bar is None else lambda _i, _r: bar.update(1))
+    return [summarise(label, game.config, game.num_players, played[k * args.games:(k + 1) * args.games])
+            for k, (label, game) in enumerate(games.items())]
+
+
+def declared_variants(game_cls) -> dict[str, dict[str, Any]]:
+    """The game's rule variants by label (``Game.rule_variants``; a game that declares none: each
+    boolean keyword of its default config flipped)."""
+    declared = dict(game_cls.rule_variants)
+    if not declared:
+        defaults = game_cls().config
+        declared = {f"{k}={str(not v).lower()}": {k: not v} for k, v in defaults.items() if isinstance(v, bool)}
+    return declared
+
+
+def variants_help() -> str:
+    """The variant labels of every game, for ``--help``."""
+    lines = ["rule variant labels for --variants (a comma list; 'all' runs them all):"]
+    for name in envs.NAMES:
+        labels = ", ".join(repr(label) for label in declared_variants(envs.game_class(name)))
+        lines.append(textwrap.fill(f"{name}: {labels or '(none)'}", 100, initial_indent="  ",
+                                   subsequent_indent="      "))
+    return "\n".join(lines)
 
 
 def choose_variants(args: Args, game_cls) -> dict[str, dict[str, Any]]:
-    declared = dict(game_cls.rule_variants)
-    if not declared:  # flip every boolean keyword of the default config
-        defaults = game_cls().config
-        declared = {f"{k}={str(not v).lower()}": {k: not v} for k, v in defaults.items() if isinstance(v, bool)}
+    declared = declared_variants(game_cls)
     if args.variants == "all":
         chosen = dict(declared)
     elif args.variants in ("none", ""):
@@ -254,6 +296,7 @@ def format_report(game_name: str, base: dict[str, Any], variants: list[dict[str,
     ends = ", ".join(f"{v} {k}" for k, v in sorted(b["end_reasons"].items()))
     lines = [f"== {game_name} {b['label']} ({json.dumps(b['config'], sort_keys=True)}): {b['games']} games; "
              f"ended: {ends}; {b['no_winner']} without a winner"]
+    lines.extend(textwrap.wrap(how_counted(b), 100, initial_indent="  ", subsequent_indent="    "))
     s = b["length"]
     lines.append(f"  actions per game: mean {s['mean']:.1f}  median {s['median']:.1f}  sd {s['std']:.1f}  "
                  f"p10-p90 {s['p10']:.0f}-{s['p90']:.0f}")
@@ -286,6 +329,21 @@ def format_report(game_name: str, base: dict[str, Any], variants: list[dict[str,
         lines.append("")
         lines.extend(seat_table([b] + variants))
     return "\n".join(lines)
+
+
+def how_counted(report: dict[str, Any]) -> str:
+    """How the win counts below add up: games without a winner, and first places shared by several seats."""
+    wins = sum(w["wins"] for w in report["win_rate_by_seat"])
+    shared = report.get("shared_first", 0)
+    text = (f"how the wins count: a game without a winner (a draw, every seat tied for first, or cut off at "
+            f"the move limit) counts a win for no seat ({report['no_winner']} such games); ")
+    if shared:
+        text += (f"in {shared} game(s) several seats (not all) tied for first, or won as a team, and each of them "
+                 f"counts a win, so the wins by seat add up to {wins} over "
+                 f"{report['games'] - report['no_winner']} games with a winner")
+    else:
+        text += f"every other game has one winning seat or team ({wins} wins by seat)"
+    return text
 
 
 def seat_table(configs: list[dict[str, Any]]) -> list[str]:
@@ -348,6 +406,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     game_cls = envs.game_class(game_name)
     if args.games < 1:
         raise fail(f"--games must be at least 1, got {args.games}")
+    from agents.pool import check_ray_address, check_workers
+
+    try:
+        check_workers(args.workers, "--workers")
+        if args.ray_address is not None:
+            check_ray_address(args.ray_address)
+    except (ValueError, ImportError) as exc:
+        raise fail(str(exc)) from None
     base_config: dict[str, Any] = {}
     for item in args.config:
         key, sep, value = item.partition("=")
@@ -367,7 +433,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
         bar = tqdm(total=args.games * len(configs), desc="games", unit="game", file=sys.stderr)
     start = time.time()
-    results = [run_config(args, game_name, config, label, bar) for label, config in configs.items()]
+    results = run_configs(args, game_name, configs, bar)
     if bar is not None:
         bar.close()
     base, variants = results[0], results[1:]

@@ -30,6 +30,10 @@ by :func:`agents.scoring.score_teams`, as evaluation and training score games).
 ``--records DIR`` writes every game as a JSON game record (``DIR/wizard_arena_v0-seed<S>.json``,
 :mod:`agents.records`; the bots' names are in its ``meta``); ``python -m play replay FILE --gif
 game.gif`` replays one exactly.
+
+``--workers N`` plays the games in N local processes and ``--ray-address ADDRESS`` on a Ray cluster
+(:mod:`agents.pool`); every game is seeded by its own number, so the tables are the same however
+the games were played.
 """
 
 from __future__ import annotations
@@ -101,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--records", default=None, metavar="DIR",
                    help="write every game as a JSON record into DIR, replayable with python -m play replay "
                    "(default: none)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="worker processes playing the games (default: 1, this process; with --ray-address, "
+                   "one per CPU of the cluster)")
+    p.add_argument("--ray-address", default=None, metavar="ADDRESS",
+                   help="play the games on this Ray cluster ('auto', HOST:6379 or ray://HOST:10001; needs the "
+                   "rllib extra and this package on every node), with the same results (default: local)")
     return p
 
 
@@ -180,6 +190,14 @@ def check_settings(args: argparse.Namespace, config: dict[str, Any]) -> None:
 
     if args.games < 1:
         raise fail(f"--games must be at least 1, got {args.games}")
+    from agents.pool import check_ray_address, check_workers
+
+    try:
+        check_workers(args.workers, "--workers")
+        if args.ray_address is not None:
+            check_ray_address(args.ray_address)
+    except (ValueError, ImportError) as exc:
+        raise fail(str(exc)) from None
     try:
         envs.make(GAME, raw=True, max_cycles=args.max_cycles, **config)
     except ConfigError as exc:  # the game names its keyword; say which option set it
@@ -191,11 +209,11 @@ def check_settings(args: argparse.Namespace, config: dict[str, Any]) -> None:
 
 
 def play_one(entrants: list[Entrant], config: dict[str, Any], seed: int, max_cycles: int | None,
-             records: str | None = None, order: list[int] | None = None):
+             record: bool = False, order: list[int] | None = None):
     """Play one game, seat ``s`` taken by entrant ``order[s]`` (default: seats shuffled by ``seed``);
-    returns (runner, record, seat -> entrant index).
+    returns (runner, result, seat -> entrant index, the game's record as a dict or None).
 
-    With ``records`` (a folder), the game's JSON record is written there.
+    With ``record``, the game's record (:mod:`agents.records`) is made, as a dict.
     """
     import agents
     from agents.records import Recorder
@@ -206,16 +224,41 @@ def play_one(entrants: list[Entrant], config: dict[str, Any], seed: int, max_cyc
         random.Random(seed).shuffle(order)
     seats = [agents.make(entrants[who].agent_id, seed=seed * 100 + seat) for seat, who in enumerate(order)]
     hooks = []
-    if records is not None:
+    if record:
         meta = {"source": "tournament", "bots": [entrants[who].name for who in order]}
         hooks.append(Recorder([entrants[who].agent_id for who in order], meta=meta))
     runner = Runner(GAME, seats, seed=seed, config=dict(config, max_cycles=max_cycles), hooks=hooks)
-    record = runner.run()
-    if records is not None:
-        import pathlib
+    result = runner.run()
+    return runner, result, order, (hooks[0].record.to_dict() if record else None)
 
-        hooks[0].record.save(pathlib.Path(records) / f"{GAME}-seed{seed}.json")
-    return runner, record, order
+
+@dataclass(frozen=True)
+class GameTask:
+    """One tournament game, as a worker process or a Ray node receives it."""
+
+    entrants: tuple[tuple[str, str], ...]  # (name, agent id) of every entrant
+    config: dict[str, Any]
+    seed: int
+    max_cycles: int | None
+    order: tuple[int, ...]  # seat -> entrant index
+    record: bool = False
+    final_position: bool = False  # also return the final position (for --map-image)
+
+
+def play_task(task: GameTask) -> dict[str, Any]:
+    """Play one game and return what the tables need, as plain data (the worker side of the pool)."""
+    entrants = [Entrant(name, agent_id) for name, agent_id in task.entrants]
+    runner, result, order, record = play_one(entrants, task.config, task.seed, task.max_cycles, task.record,
+                                              list(task.order))
+    state = runner.state
+    return {
+        "rows": scoreboard_rows(runner.game, state, order, entrants),
+        "returns": list(result.returns),
+        "end_reason": result.end_reason,
+        "round": state.round,
+        "record": record,
+        "final_position": runner.game.save(state) if task.final_position else None,
+    }
 
 
 def map_letter(state, seat: int) -> str:
@@ -354,35 +397,55 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
     check_settings(args, config)
     from tqdm import tqdm
 
-    last = None
     ends: Counter[str] = Counter()
     n = len(entrants)
     by_seat = [{"games": 0, "wins": 0, "ranks": []} for _ in range(n)]
-    bar = tqdm(range(args.games), desc="games", disable=args.no_progress, file=sys.stderr)
-    for k in bar:
-        seed = args.seed + k
-        runner, record, order = play_one(entrants, config, seed, args.max_cycles, args.records,
-                                         seating(n, k, args.seed, args.seating))
-        state = runner.state
-        rows = scoreboard_rows(runner.game, state, order, entrants)
-        won = winners(rows)
-        ends[record.end_reason] += 1
-        for row in rows:
-            e = entrants[row["who"]]
-            e.ranks.append(row["rank"])
-            e.scores.append(row["score"])
-            e.rewards.append(record.returns[row["seat"]])
-            e.survived += row["alive"]
-            e.wins += row["who"] in won
-            seat = by_seat[row["seat"]]
-            seat["games"] += 1
-            seat["wins"] += row["who"] in won
-            seat["ranks"].append(row["rank"])
-        if args.games == 1 or args.boards:
-            bar.clear()
-            ended = END_TEXT.get(record.end_reason, f"ended ({record.end_reason})")
-            print_scoreboard(rows, f"Game {k + 1} (seed {seed}, {ended} in round {state.round})", args.plain)
-        last = (runner, order)
+    tasks = [GameTask(tuple((e.name, e.agent_id) for e in entrants), config, args.seed + k, args.max_cycles,
+                      tuple(seating(n, k, args.seed, args.seating)), record=args.records is not None,
+                      final_position=bool(args.map_image) and k == args.games - 1)
+             for k in range(args.games)]
+    bar = tqdm(total=args.games, desc="games", disable=args.no_progress, file=sys.stderr)
+    arrived: dict[int, dict[str, Any]] = {}
+    done = 0
+    last = None
+    from agents.pool import map_unordered
+
+    # Results are taken in game order, whatever order they arrive in, so every table and board is
+    # the same however the games were played.
+    for index, outcome in map_unordered(play_task, tasks, args.workers, args.ray_address):
+        bar.update()
+        arrived[index] = outcome
+        while done in arrived:
+            k, outcome = done, arrived.pop(done)
+            done += 1
+            task, rows = tasks[k], outcome["rows"]
+            won = winners(rows)
+            ends[outcome["end_reason"]] += 1
+            for row in rows:
+                e = entrants[row["who"]]
+                e.ranks.append(row["rank"])
+                e.scores.append(row["score"])
+                e.rewards.append(outcome["returns"][row["seat"]])
+                e.survived += row["alive"]
+                e.wins += row["who"] in won
+                seat = by_seat[row["seat"]]
+                seat["games"] += 1
+                seat["wins"] += row["who"] in won
+                seat["ranks"].append(row["rank"])
+            if outcome["record"] is not None:
+                import pathlib
+
+                from agents.records import Record
+
+                Record.from_dict(outcome["record"]).save(pathlib.Path(args.records) / f"{GAME}-seed{task.seed}.json")
+            if args.games == 1 or args.boards:
+                bar.clear()
+                ended = END_TEXT.get(outcome["end_reason"], f"ended ({outcome['end_reason']})")
+                print_scoreboard(rows, f"Game {k + 1} (seed {task.seed}, {ended} in round {outcome['round']})",
+                                 args.plain)
+            if outcome["final_position"] is not None:
+                last = (outcome["final_position"], list(task.order))
+    bar.close()
     if args.games > 1:
         table = []
         ordered = sorted(entrants, key=lambda e: sum(e.ranks) / len(e.ranks))
@@ -402,10 +465,12 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
     if args.records:
         print(f"{args.games} game record(s) written to {args.records}")
     if args.map_image and last is not None:
+        import envs
         from PIL import Image
 
-        runner, order = last
-        Image.fromarray(map_image(runner.game, runner.state, order, entrants)).save(args.map_image)
+        saved, order = last
+        game = envs.make_game(GAME, **config)
+        Image.fromarray(map_image(game, game.load(saved), order, entrants)).save(args.map_image)
         print(f"final map saved to {args.map_image}")
     return entrants
 

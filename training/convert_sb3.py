@@ -10,8 +10,11 @@ never decoded) and the policy weights ``policy.pth`` through torch's restricted
 ``action_net``) as ``policy.json`` + ``policy.safetensors`` with the built-in ``"mlp"`` architecture.
 
 ``--verify N`` additionally compares the converted policy with the original on N observations from
-played games. **That loads the zip with ``MaskablePPO.load``, which unpickles it and can run code
-stored in the file: use it only on zips you made yourself.** Nothing runs this tool implicitly.
+played games. Nothing runs this tool implicitly.
+
+.. warning::
+   ``--verify`` loads the zip with ``MaskablePPO.load``, which unpickles it and can run code stored in
+   the file: use it only on zips you made yourself.
 """
 
 from __future__ import annotations

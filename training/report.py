@@ -1,12 +1,13 @@
-"""One report and one curve for every trainer (``training.ppo``, ``training.train_ppo``,
+"""One report and one curve for every trainer (``training.ppo``, ``training.sb3``,
 ``training.rllib_train``).
 
 **The report** (``eval.json`` beside the policy) has one schema whichever trainer made it; build it
 with :func:`make_report`, check it with :func:`validate_report`:
 
 ``format``  ``"tabletop-rl/eval-report"``; ``version`` 1
-``provenance``  from :func:`envs.core.provenance.provenance`
-``trainer``  ``"training.ppo"``, ``"training.train_ppo"`` or ``"training.rllib_train"``; ``args`` its arguments
+``provenance``  from :func:`envs.provenance.provenance`
+``trainer``  ``"training.ppo"``, ``"training.sb3"`` or ``"training.rllib_train"``; ``args`` its arguments
+(older reports may say ``"training.train_ppo"``)
 ``game``, ``config``  what the policy plays; ``policy``  its folder
 ``samples``  learner decisions trained on; ``cpu_seconds``  CPU time of the training (None if not measured)
 ``evaluation``  ``seed``, ``games_per_opponent``, ``note`` (how games were dealt and counted)
@@ -51,7 +52,7 @@ def make_report(
     **extra: Any,
 ) -> dict[str, Any]:
     """A report in the one schema (``extra`` adds trainer-specific keys, such as ``curve``)."""
-    from envs.core.provenance import provenance
+    from envs.provenance import provenance
 
     report = {
         "format": FORMAT,
@@ -85,7 +86,7 @@ def validate_report(report: Any) -> None:
                 raise ValueError(f"{where}[{key!r}] is {type(obj[key]).__name__}, expected {kind}")
 
     check("the report", report, REPORT_KEYS)
-    from envs.core.provenance import check_provenance
+    from envs.provenance import check_provenance
 
     try:
         check_provenance(report["provenance"], "the report's provenance")
@@ -134,7 +135,7 @@ def tensorboard_writer(folder: pathlib.Path, game: str, **kwargs: Any) -> Any:
     summary under the tag ``provenance``, shown on TensorBoard's Text tab)."""
     from torch.utils.tensorboard import SummaryWriter
 
-    from envs.core.provenance import provenance
+    from envs.provenance import provenance
 
     writer = SummaryWriter(str(folder), **kwargs)
     writer.add_text("provenance", "    " + json.dumps(provenance([game]), indent=1).replace("\n", "\n    "))
@@ -146,7 +147,7 @@ def write_csv(path: pathlib.Path, rows: list[dict[str, Any]], games: list[str],
     """A CSV of ``rows`` whose first line is ``# provenance: {...}`` (the block for ``games``), as every
     CSV the software writes starts; read it back with :func:`read_csv`, or with
     ``pandas.read_csv(path, comment="#")``."""
-    from envs.core.provenance import provenance
+    from envs.provenance import provenance
 
     with open(path, "w", newline="") as fh:
         fh.write(f"# provenance: {json.dumps(provenance(games), sort_keys=True)}\n")
@@ -188,7 +189,7 @@ def write_curve(curve: list[dict[str, Any]], run_dir: pathlib.Path, title: str, 
     :func:`read_curve`); the PNG carries the same block in its text chunks."""
     import matplotlib
 
-    from envs.core.provenance import image_metadata
+    from envs.provenance import image_metadata
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -221,7 +222,7 @@ def write_curve(curve: list[dict[str, Any]], run_dir: pathlib.Path, title: str, 
 
 def write_args(folder: pathlib.Path, args: dict[str, Any], game: str, **extra: Any) -> pathlib.Path:
     """``args.json``: the run's arguments (and ``extra``) with their ``provenance``."""
-    from envs.core.provenance import provenance
+    from envs.provenance import provenance
 
     path = pathlib.Path(folder) / "args.json"
     path.write_text(json.dumps({**args, **extra, "provenance": provenance([game])}, indent=2) + "\n")

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 import envs
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 from training.cli import dataclass_parser
 from training.settings import (
     SELF,

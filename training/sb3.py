@@ -37,7 +37,7 @@ import agents
 import envs
 from agents.checkpoint import CheckpointError, PolicyAgent, checkpoint_dir, register_checkpoint
 from agents.policy_io import save_policy
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 from training.cli import dataclass_parser
 from training.convert_sb3 import actor_of
 from training.evaluation import NOTE, evaluate_module

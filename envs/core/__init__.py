@@ -1,6 +1,6 @@
 """The shared engine contract and the generic PettingZoo environment."""
 
-from envs.core.errors import ConfigError, IllegalActionError, StateError
+from envs.core.errors import ConfigError, IllegalActionError, StateError, UnknownKeywordError
 from envs.core.game import TERMINAL, Game, State
 from envs.core.rng import make_rng, rng_from_json, rng_to_json
 
@@ -11,6 +11,7 @@ __all__ = [
     "IllegalActionError",
     "State",
     "StateError",
+    "UnknownKeywordError",
     "make_rng",
     "rng_from_json",
     "rng_to_json",

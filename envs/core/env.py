@@ -18,15 +18,21 @@ Behaviour shared by every game
   ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``), implemented natively for speed apart
   from the order-enforcing layer: an illegal move ends the game with −1 for the offender and 0 for
   everyone else, and ``infos[agent]["illegal_action"]`` says what happened.
-* ``reset(seed=s)`` is reproducible (``s`` an integer >= 0: a negative seed is refused, since it
-  would replay the game of ``-s``); ``unwrapped.save_state()`` returns a JSON-compatible dict and
-  ``reset(options={"state": saved})`` continues from it exactly, into any environment of the same
-  game and config, reset before or not. Other option keys are ignored. The save records the step
-  count and the ``max_cycles`` it was made under; on restore the step count carries over but **the
-  restoring environment's own** ``max_cycles`` **wins** (a cap is a property of the environment a
-  user built, like its render mode; the saved value is only checked to be an integer >= 1). So an
-  episode saved after 30 actions and restored into ``raw_env(max_cycles=10)`` of a two-seat game is
-  truncated at once (30 >= 10 x 2).
+* Seeds follow Gymnasium: ``reset(seed=s)`` deals the game of ``s`` (``Game.new_initial_state(s)``;
+  ``s`` an integer >= 0: a negative seed is refused, since it would replay the game of ``-s``) and
+  seeds the stream that every later plain ``reset()`` draws its game from (game ``k`` after it is
+  dealt from ``envs.core.rng.stream_seed(s, k)``), so one seeded reset makes the whole run the same
+  in any process. A first reset without a seed starts a stream from the operating system's
+  entropy; ``episode_seed`` names the seed the current game was dealt from.
+* ``unwrapped.save_state()`` returns a JSON-compatible dict and ``reset(options={"state": saved})``
+  continues from it exactly, into any environment of the same game and config, reset before or
+  not. Other option keys are ignored. The save records the step count and the ``max_cycles`` it was
+  made under; on restore the step count carries over but **the restoring environment's own**
+  ``max_cycles`` **wins** (a cap is a property of the environment a user built, like its render
+  mode; the saved value is only checked to be an integer >= 1). So an episode saved after 30
+  actions and restored into ``raw_env(max_cycles=10)`` of a two-seat game is truncated at once
+  (30 >= 10 x 2). Restoring draws nothing from the stream; ``reset(seed=s, options={"state":
+  saved})`` restores and seeds the stream with ``s``.
 * Actions are Python or numpy integers, or 0-d integer arrays; anything else (a float, even
   ``1.0``, a string, bytes, a bool, a ``Decimal``) raises :class:`~envs.core.errors.IllegalActionError`
   naming it, in ``raw_env`` and ``env`` alike, as does an id outside ``Discrete(num_actions)``.
@@ -42,7 +48,7 @@ Behaviour shared by every game
 
 Public accessors for tools (runners, self-play, front ends) on the unwrapped environment:
 ``game`` (the configured :class:`~envs.core.game.Game`), ``engine_state`` (the full state: never
-hand it to an agent), ``num_steps`` (actions taken this episode), ``cumulative_reward(agent)``,
+hand it to an agent), ``num_steps`` (actions taken this episode), ``episode_seed``, ``cumulative_reward(agent)``,
 ``seat_of(agent)`` / ``agent_of(seat)``, ``player_view(agent)``, ``save_state()`` and
 ``action_to_string(action)``.
 """
@@ -54,15 +60,22 @@ from typing import Any, Callable
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import AECEnv
+from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 
-from envs.core.errors import ConfigError, IllegalActionError, StateError
+from envs.core.errors import ConfigError, IllegalActionError, StateError, UnknownKeywordError
 from envs.core.fields import MAX_COUNT, show
 from envs.core.game import Game, State, action_id
+from envs.core.rng import check_seed, fresh_seed, stream_seed
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
 ILLEGAL_MODES = ("raise", "penalize")
+#: The keywords the environment takes beside the game's own, as an unknown keyword's error lists them.
+ENV_KEYWORDS = {
+    "max_cycles": "an integer >= 1, the truncation cap in cycles",
+    "render_mode": f"None or one of {list(RENDER_MODES)}",
+    "illegal_action": f"raw_env only: one of {list(ILLEGAL_MODES)}",
+}
 
 
 class TabletopEnv(AECEnv):
@@ -88,7 +101,10 @@ class TabletopEnv(AECEnv):
     ) -> None:
         super().__init__()
         self.metadata = dict(type(self).metadata, render_modes=list(RENDER_MODES))
-        self.game: Game = self.game_cls(**config)
+        try:
+            self.game: Game = self.game_cls(**config)
+        except UnknownKeywordError as error:
+            raise error.with_keywords(ENV_KEYWORDS) from None
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ConfigError(
                 f"{self.game.name}: render_mode={render_mode!r} is not allowed; "
@@ -129,6 +145,9 @@ class TabletopEnv(AECEnv):
         self._zero_mask = np.zeros(game.num_actions, dtype=np.int8)
         self._state: State | None = None
         self._steps = 0
+        # The seed stream plain resets draw from: (the seed that started it, games dealt from it since).
+        self._stream: tuple[int, int] | None = None
+        self._episode_seed: int | None = None
         self._returns: dict[str, float] = {}
 
     # ------------------------------------------------------------------------------------------
@@ -141,10 +160,23 @@ class TabletopEnv(AECEnv):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         saved = options.get("state") if isinstance(options, dict) else None
+        if seed is not None:
+            seed = check_seed(seed)
+            self._stream = (seed, 0)
         if saved is not None:
             self._restore(saved)
+            self._episode_seed = None
         else:
+            if seed is None:
+                if self._stream is None:
+                    seed = fresh_seed()
+                    self._stream = (seed, 0)
+                else:
+                    first, dealt = self._stream
+                    self._stream = (first, dealt + 1)
+                    seed = stream_seed(first, dealt + 1)
             self._state = self.game.new_initial_state(seed)
+            self._episode_seed = seed
             self._steps = 0
         self.agent_selection = self.possible_agents[0]  # replaced by _advance (a finished save too)
         self._state.set_step_limit(self._max_steps)
@@ -242,6 +274,13 @@ class TabletopEnv(AECEnv):
     def num_steps(self) -> int:
         """Actions taken in this episode (a restored state continues its saved count)."""
         return self._steps
+
+    @property
+    def episode_seed(self) -> int | None:
+        """The seed this episode's game was dealt from (``game.new_initial_state(episode_seed)`` deals
+        it again), or None for a game restored from a save."""
+        self._reset_state("episode_seed")
+        return self._episode_seed
 
     @property
     def max_steps(self) -> int:
@@ -342,14 +381,42 @@ def make_env_factories(game_cls: type[Game]) -> tuple[Callable[..., AECEnv], typ
     raw_env.__qualname__ = f"{game_cls.name}.raw_env"
     raw_env.__module__ = f"envs.{game_cls.name}"
 
-    def env(**config: Any) -> AECEnv:
+    def env(*, render_mode: str | None = None, max_cycles: int | None = None, **config: Any) -> AECEnv:
         if "illegal_action" in config:
             raise ConfigError("env() always penalises illegal actions; use raw_env() to choose")
-        inner = raw_env(illegal_action="penalize", **config)
+        inner = raw_env(render_mode=render_mode, max_cycles=max_cycles, illegal_action="penalize", **config)
         return wrappers.OrderEnforcingWrapper(inner)
 
-    env.__doc__ = f"The standard wrapped {game_cls.name} environment (see the module docstring)."
+    # Named as the game module's own, so that the API reference lists it there with its docstring.
+    env.__module__ = raw_env.__module__
+    env.__qualname__ = env.__name__ = "env"
+    env.__doc__ = _FACTORY_DOC.format(
+        summary=f"The standard {game_cls.name} environment: PettingZoo's AEC API, an illegal action "
+                "ends the game with −1 for the player who made it, and calls out of order are refused.",
+        extra="", returns="the environment, wrapped in PettingZoo's ``OrderEnforcingWrapper``.")
+    raw_env.__doc__ = _FACTORY_DOC.format(
+        summary=f"The strict {game_cls.name} environment class: an illegal action raises "
+                ":class:`~envs.core.errors.IllegalActionError` naming the action and the state.",
+        extra="    illegal_action: ``\"raise\"`` (the default) or ``\"penalize\"`` (as ``env()``).\n",
+        returns="",
+    ).split("\n\nReturns:")[0]
     return env, raw_env
+
+
+_FACTORY_DOC = """{summary}
+
+Args:
+    render_mode: ``None``, ``"ansi"`` (``render()`` returns the board as text), ``"rgb_array"`` (an
+        image array) or ``"human"`` (the text printed).
+    max_cycles: the episode is truncated after ``max_cycles`` × the number of seats actions; ``None``
+        for the game's default.
+{extra}    **config: the game's config keywords, each checked (the table "Config keywords" in the module
+        docstring); an unknown keyword or a value out of range raises
+        :class:`~envs.core.errors.ConfigError` saying what is allowed.
+
+Returns:
+    {returns}
+"""
 
 
 def make_parallel_env(env: Callable[..., AECEnv], game_cls: type[Game]) -> Callable[..., Any]:
@@ -359,10 +426,15 @@ def make_parallel_env(env: Callable[..., AECEnv], game_cls: type[Game]) -> Calla
     stay turn-based, so the seat to act is the one whose ``action_mask`` is not all zeros."""
     from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
-    def parallel_env(**config: Any) -> Any:
-        return turn_based_aec_to_parallel(env(**config))
+    def parallel_env(
+        *, render_mode: str | None = None, max_cycles: int | None = None, **config: Any
+    ) -> ParallelEnv:
+        return turn_based_aec_to_parallel(env(render_mode=render_mode, max_cycles=max_cycles, **config))
 
-    parallel_env.__doc__ = (f"The {game_cls.name} environment in PettingZoo's parallel API (turn-based: "
-                            "see ``envs.core.env.make_parallel_env``).")
+    parallel_env.__doc__ = _FACTORY_DOC.format(
+        summary=f"The {game_cls.name} environment in PettingZoo's parallel API, turn-based: each "
+                "``step(actions)`` reads only the action of the seat to act (see "
+                ":func:`envs.core.env.make_parallel_env`).",
+        extra="", returns="``env(**config)`` through PettingZoo's ``turn_based_aec_to_parallel``.")
     parallel_env.__module__ = f"envs.{game_cls.name}"
     return parallel_env

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from envs.core.errors import ConfigError, IllegalActionError, StateError
+from envs.core.errors import ConfigError, IllegalActionError, StateError, UnknownKeywordError
 from envs.core.fields import Record, show
-from envs.core.rng import make_rng
+from envs.core.rng import GENERATORS, draw_seed, make_rng
 
 if TYPE_CHECKING:
     from envs.core.picture import Picture
@@ -273,9 +273,13 @@ class Game(abc.ABC):
                 f"{self.name}: no action is named {text!r}; names look like: {examples}, ..."
             ) from None
 
-    def new_initial_state(self, seed: int | None = None) -> State:
-        """A fresh game whose every random draw comes from ``seed`` (an integer >= 0, or None for
-        a seed drawn from the operating system)."""
+    def new_initial_state(self, seed: int | random.Random | np.random.Generator | None = None) -> State:
+        """A fresh game whose every random draw comes from ``seed``: an integer >= 0; a generator
+        (``random.Random`` or ``numpy.random.Generator``), from which the game's seed is drawn, so
+        that a generator seeded alike deals the same run of games in any process; or None for a
+        seed drawn from the operating system."""
+        if isinstance(seed, GENERATORS):
+            seed = draw_seed(seed)
         return self.state_class.deal(self, make_rng(seed))
 
     @property
@@ -391,11 +395,10 @@ class Game(abc.ABC):
         return value
 
     def reject_unknown(self, config: dict[str, Any], known: set[str] | list[str]) -> None:
-        unknown = sorted(set(config) - set(known))
+        """Raise :class:`~envs.core.errors.UnknownKeywordError` for any keyword of ``config`` not in ``known``."""
+        unknown = sorted(map(str, set(config) - set(known)))
         if unknown:
-            raise ConfigError(
-                f"{self.name}: unknown config keyword(s) {unknown}; known keywords: {sorted(known)}"
-            )
+            raise UnknownKeywordError(self.name, unknown, [str(k) for k in known])
 
     def rule_differences(self, other: Game) -> list[str]:
         """The config keywords, :attr:`observation_keys` aside, whose values differ between this game

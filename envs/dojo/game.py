@@ -23,7 +23,7 @@ TUNNEL_COLOURS = ((90, 150, 255), (255, 170, 40), (40, 190, 190), (190, 90, 230)
 BELT_NAMES = ("White", "Yellow", "Orange", "Green", "Blue", "Brown", "Black")
 MAX_SEATS = 8
 
-#: Boolean switches of the seed's "tested alternatives" (all False by default) and the shorter game.
+#: Boolean switches of the original rules' "tested alternatives" (all False by default) and the shorter game.
 BOOL_SWITCHES = (
     "exam_ties_to_defender", "exam_best_of_three", "exam_defender_own_belt", "fatica_on_stop_only",
     "kumite_first_round", "first_player_extra_stripe", "short_game",

@@ -41,7 +41,7 @@ NON_JACK_INDEX = {k: i for i, k in enumerate(NON_JACK_KINDS)}
 
 
 def hand_size(num_players: int) -> int:
-    """Cards per hand by table size (the seed's table)."""
+    """Cards per hand by table size (the original rules' table)."""
     if num_players <= 2:
         return 7
     if num_players <= 4:
@@ -258,7 +258,7 @@ class SequenceState(State):
         return self.board[a] == EMPTY or self.board[b] == EMPTY
 
     def table_blocked(self) -> bool:
-        """True when no chip can ever again be placed or removed: the seed's "completely blocked table".
+        """True when no chip can ever again be placed or removed: the original rules' "completely blocked table".
 
         The referee sees every hand and both piles. Only a play changes the board, so while no
         seat plays, a card that cannot be played now never can. A seat still has a play to come

@@ -6,6 +6,11 @@ let state = null;
 // earlier game (after Start was pressed again) is ignored.
 let current = 0;
 let busy = false;  // a move of ours is on its way: further clicks wait for its answer
+let skipping = false;
+let wake = null;  // ends the pause between two agent moves at once (when "skip" is pressed)  // "skip to my next move" was pressed: the agents' moves come in one answer
+// The game the page shows is kept in the address (#game=ID) and in the browser's storage, so that a
+// reload or a tab opened again finds it, for as long as the server keeps it.
+const STORE_KEY = "tabletop-rl-game";
 const PACE_MS = Number(new URLSearchParams(location.search).get("pace") ?? 250);
 const $ = (id) => document.getElementById(id);
 
@@ -44,13 +49,21 @@ function fillSeats() {
   const game = catalogue.find((g) => g.name === $("game").value);
   const config = $("config").value;
   const n = game.seats[config];
+  const seat = Number($("seat").value || 0);
   $("seat").innerHTML = "";
-  for (let i = 0; i < n; i++) $("seat").add(new Option("player_" + i, i));
+  for (let i = 0; i < n; i++) $("seat").add(new Option("player_" + i, i, false, i === (seat < n ? seat : 0)));
   const chosen = $("opponent").value;
   const fit = game.agents_by_config[config];
   $("opponent").innerHTML = "";
   const preferred = fit.includes(chosen) ? chosen : game.default_opponent;
   for (const id of fit) $("opponent").add(new Option(id, id, false, id === preferred));
+  // A chosen opponent that cannot sit at this table (trained for another config) is replaced: say so.
+  if (chosen && !fit.includes(chosen) && game.agents.includes(chosen)) {
+    say("The opponent " + chosen + " plays only at the table it was trained for, not at " + config +
+        "; the opponent is now " + preferred + ".");
+  } else if (chosen) {
+    say("");
+  }
 }
 
 async function init() {
@@ -62,8 +75,57 @@ async function init() {
   $("config").onchange = fillSeats;
   $("start").onclick = start;
   $("hint").onclick = hint;
+  $("skip").onclick = skip;
+  $("opponent").onchange = () => say("");
   fillSetup();
+  await resume();
   document.body.dataset.ready = "1";
+}
+
+function remember(id) {
+  try { if (id) localStorage.setItem(STORE_KEY, id); else localStorage.removeItem(STORE_KEY); } catch (err) { /* private mode */ }
+  history.replaceState(null, "", id ? "#game=" + id : location.pathname + location.search);
+}
+
+// After a reload (or a closed tab opened again): find the game in the address or the browser's
+// storage and show it as it stands, board, log and turn; say so when the server no longer has it.
+async function resume() {
+  const fromHash = (location.hash.match(/game=([\w-]+)/) || [])[1];
+  let stored = null;
+  try { stored = localStorage.getItem(STORE_KEY); } catch (err) { /* private mode */ }
+  const id = fromHash || stored;
+  if (!id) return;
+  const token = ++current;
+  const { ok, status, data } = await api("GET", "/api/sessions/" + id);
+  if (token !== current) return;
+  if (!ok) {
+    remember(null);
+    say(status === 404 ? "Your earlier game is no longer on the server (a game unused for a while is dropped, " +
+        "and a restarted server keeps none): start a new one." : "Could not find your earlier game: " + data.error);
+    return;
+  }
+  const game = catalogue.find((g) => g.name === data.game);
+  if (game) {
+    $("game").value = data.game;
+    fillSetup();
+    // the named config the game was started with: the most specific one its config agrees with
+    let family = null;
+    let size = -1;
+    for (const [name, conf] of Object.entries(game.configs)) {
+      const keys = Object.keys(conf);
+      const same = keys.every((key) => JSON.stringify(conf[key]) === JSON.stringify(data.config[key]));
+      if (same && keys.length > size) { family = name; size = keys.length; }
+    }
+    if (family) { $("config").value = family; fillSeats(); }
+    $("seat").value = String(data.seat);
+  }
+  $("log").innerHTML = "";
+  $("game-area").hidden = false;
+  $("download").hidden = true;
+  $("result").textContent = "";
+  say(data.over ? "Your earlier game, finished." : "Your earlier game, as it stands.");
+  show(data);
+  loop();
 }
 
 async function start() {
@@ -86,9 +148,12 @@ async function start() {
   if (token !== current) return;  // Start was pressed again meanwhile
   if (!ok) {
     $("game-area").hidden = true;
+    remember(null);
     say("Could not start the game: " + data.error);
     return;
   }
+  remember(data.id);
+  skipping = false;
   $("game-area").classList.remove("stale");
   $("log").innerHTML = "";
   $("game-area").hidden = false;
@@ -107,6 +172,12 @@ function show(data) {
     const line = document.createElement("div");
     line.textContent = ev.index + ". " + ev.text;
     $("log").appendChild(line);
+    for (const said of ev.story) {
+      const more = document.createElement("div");
+      more.className = "story";
+      more.textContent = said;
+      $("log").appendChild(more);
+    }
     $("log").scrollTop = $("log").scrollHeight;
   }
   drawBoard(data);
@@ -117,7 +188,11 @@ function show(data) {
   $("moves").innerHTML = "";
   $("hint-text").textContent = "";
   $("hint").hidden = !data.your_turn;
+  $("waiting").textContent = data.over || data.your_turn ? "" : data.waiting;
+  $("skip").hidden = data.over || data.your_turn;
+  $("skip").disabled = skipping;
   if (data.over) {
+    skipping = false;
     $("status").textContent = "Game over: " + (data.end_text || data.end);
     $("result").textContent = "Result: " + data.result;
     $("download").href = "/api/sessions/" + data.id + "/record";
@@ -127,7 +202,8 @@ function show(data) {
   }
   document.body.dataset.over = "";
   if (data.your_turn) {
-    $("status").textContent = "Your move, player_" + data.seat + " (" + data.phase + ")";
+    skipping = false;
+    $("status").textContent = "Your move, player_" + data.seat + ": " + data.picture.turn;
     for (const m of data.moves) {
       const b = document.createElement("button");
       b.textContent = m.name;
@@ -138,7 +214,8 @@ function show(data) {
     }
     document.body.dataset.turn = "1";
   } else {
-    $("status").textContent = "player_" + data.to_act + " (" + data.seats[data.to_act] + ") is thinking...";
+    $("status").textContent = skipping ? "Skipping ahead to your next move (or the end)..."
+      : "player_" + data.to_act + " (" + data.seats[data.to_act] + ") is thinking...";
     document.body.dataset.turn = "";
   }
 }
@@ -253,14 +330,28 @@ async function play(body) {
   loop();
 }
 
+// Every agent move until the player's next decision (or the end) in one answer, for a wait the
+// player does not want to watch move by move.
+async function skip() {
+  if (!state || state.over || state.your_turn || skipping) return;
+  skipping = true;
+  $("skip").disabled = true;
+  $("status").textContent = "Skipping ahead to your next move (or the end)...";
+  if (wake) wake();
+}
+
 // The agents' moves one by one, for the game shown when the loop began; it stops as soon as
 // another game is started (its answers are then dropped).
 async function loop() {
   const token = current;
   while (token === current && state && !state.over && !state.your_turn) {
-    await new Promise((resolve) => setTimeout(resolve, PACE_MS));
+    // a whole pause after an agent's turn, a fifth of it between the moves of one turn (a walk's steps)
+    const last = state.events.length ? state.events[state.events.length - 1].seat : null;
+    const pause = last === state.to_act ? PACE_MS / 5 : PACE_MS;
+    if (!skipping) await new Promise((resolve) => { wake = resolve; setTimeout(resolve, pause); });
+    wake = null;
     if (token !== current) return;
-    const { ok, data } = await api("POST", "/api/sessions/" + state.id + "/advance");
+    const { ok, data } = await api("POST", "/api/sessions/" + state.id + (skipping ? "/skip" : "/advance"));
     if (token !== current) return;
     if (!ok) { say(data.error); return; }
     show(data);

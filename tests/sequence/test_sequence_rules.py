@@ -1,4 +1,4 @@
-"""Scenario tests for Sequence: one per rule bullet of the seed and the research sheet."""
+"""Scenario tests for Sequence: one per rule bullet of envs/sequence/RULES.md and the published counting cases."""
 
 from __future__ import annotations
 
@@ -288,7 +288,7 @@ def _occupied(game, cards, team="B"):
 def test_a_full_round_of_passes_is_not_a_draw_while_a_dead_card_can_still_be_exchanged():
     # Every seat exchanges a dead card, draws another dead card and passes: a full round of
     # passes. Live cards are still in the draw pile and the seats still hold dead cards, so the
-    # game goes on (the seed ends only a completely blocked table) until someone draws a live card.
+    # game goes on (the original rules end only a completely blocked table) until someone draws a live card.
     game = SequenceGame()
     dead = ["5D", "6D", "7D", "8D", "9D", "TD"]
     state = from_text(game, _occupied(game, dead), hands={0: ["5D", "6D"], 1: ["7D", "8D"]})
@@ -370,7 +370,7 @@ def test_a_play_between_passes_resets_the_pass_count():
 
 
 # --------------------------------------------------------------------------------------------
-# Counting sequences (the research sheet's cases)
+# Counting sequences (the published rules' cases)
 
 
 def place_wild(state, r, c):

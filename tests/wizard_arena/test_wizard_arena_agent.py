@@ -1,4 +1,4 @@
-"""The heuristic player, and the bout odds quoted by the research sheet."""
+"""The heuristic player, and the bout odds of our notes on the game."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_heuristic_challenges_gary_only_on_good_odds():
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 10: the heuristic neither freezes with its line pointing away nor forgets refused partners
+# The heuristic neither freezes with its line pointing away nor forgets refused partners
 def _position(text, n, config=None, **kw):
     from envs.wizard_arena.rules import from_text
 

@@ -1,4 +1,4 @@
-"""Scenario tests for the rules that let Wizard Arena games end by play (issue 10): a party may step
+"""Scenario tests for the rules that let Wizard Arena games end by play: a party may step
 onto its own line and the line re-forms behind the leader; re-forming moves bots as little as the
 single-file line allows; the no-progress rule; and the observation features that go with them.
 """
@@ -55,7 +55,7 @@ COIL = """
 
 def test_a_coiled_party_in_a_corner_can_always_move_and_walks_out():
     # The leader 0 is walled in by its own line (1 below, 2 diagonal, the tail 3 to the right)
-    # and by the map's edge: before issue 10 its only legal move was "stay", forever.
+    # and by the map's edge: without the turning-round rule its only legal move would be "stay", forever.
     s = build(COIL, 5, parties=[[0, 1, 2, 3]])
     mask = s.legal_mask()
     assert mask[E] == mask[S] == 1  # onto the tail, onto the first follower

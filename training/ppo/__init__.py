@@ -49,9 +49,9 @@ happens in one place (``main``), the loop collects a rollout then updates.
   place for the learner's team (ties shared first place count, as in ``training.evaluate``).
 
 The package reads in this order: ``args`` (the options), ``algo`` (rollout, GAE, PPO loss),
-``cloning`` (kickstarting), ``run_state`` (checkpoints and resume), ``evaluation`` (greedy games
-against fixed opponents) and ``loop`` (the ``Trainer`` and the command); the tables the games are
-stepped on are ``training.vector_env``'s.
+``cloning`` (kickstarting), ``run_state`` (checkpoints and resume) and ``loop`` (the ``Trainer`` and
+the command); the tables the games are stepped on are ``training.vector_env``'s, the evaluation
+``training.evaluation``'s.
 """
 
 import importlib
@@ -65,8 +65,7 @@ _EXPORTS = {
     "training.ppo.args": ("NET_ARGS", "RESUME_CHANGEABLE", "Args", "build_parser", "check_args", "load_init_policy",
                           "parse_args"),
     "training.ppo.cloning": ("ReplayBuffer", "clone_update"),
-    "training.evaluation": ("evaluate_module",),
-    "training.ppo.evaluation": ("evaluate_folder",),
+    "training.evaluation": ("evaluate_folder", "evaluate_module"),
     "training.ppo.loop": ("CpuAccount", "Trainer", "main"),
     "training.ppo.run_state": ("TrainerState", "flatten_optimizer", "recover_checkpoint", "unflatten_optimizer"),
     "training.vector_env": ("Outcome", "Tables"),

@@ -17,7 +17,7 @@ import torch
 import agents
 import envs
 import envs.vector
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 from agents.architectures import build_architecture
 from agents.policy_io import save_policy
 from training.ppo import run_state
@@ -26,10 +26,9 @@ from training.settings import SELF, check_finite, resolve_device, seed_everythin
 from training.ppo.algo import collect_rollout, policy_log_probs, ppo_update, sample
 from training.ppo.args import RESUME_CHANGEABLE, Args, arch_of, load_init_policy, parse_args
 from training.ppo.cloning import ReplayBuffer, buffer_capacity, clone_update
-from training.evaluation import NOTE, evaluate_module
-from training.ppo.evaluation import evaluate_folder
+from training.evaluation import NOTE, evaluate_folder, evaluate_module
 from training.report import curve_row, log_scalars, make_report, tensorboard_writer, write_args, write_curve, write_report
-from training.reporting import side_rates
+from training.league.output import side_rates
 from training.teachers import TeacherLabels
 from training.vector_env import Outcome, Tables
 

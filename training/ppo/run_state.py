@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from agents.architectures import build_architecture
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 from training.ppo.cloning import ReplayBuffer
 
 FORMAT = "tabletop-rl/ppo-run"

@@ -14,6 +14,9 @@ an installed wheel or a tree outside git; ``dirty`` says whether tracked files d
 commit (``None`` when there is no commit). The commit is read once per process.
 
 :func:`check_provenance` validates such a dict read back from a file (records, reports).
+
+It sits beside the game registry rather than in :mod:`envs.core`, because it looks environments up
+by name and the core knows no particular game.
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ import pathlib
 import subprocess
 from typing import Any, Iterable
 
+import envs
 from envs._version import __version__
 from envs.core.errors import StateError
 
 PACKAGE = "tabletop-rl"
 
-_ROOT = pathlib.Path(__file__).resolve().parents[2]
+_ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @functools.lru_cache(maxsize=1)
@@ -50,8 +54,6 @@ def source_commit() -> tuple[str | None, bool | None]:
 
 def environment_version(name: str) -> int:
     """``Game.version`` of environment module ``name`` (e.g. ``"sequence_v0"`` -> 0)."""
-    import envs
-
     if name not in envs.NAMES:
         raise ValueError(f"unknown environment {name!r}; available: {list(envs.NAMES)}")
     return int(importlib.import_module(f"envs.{name}").Game.version)

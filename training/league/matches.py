@@ -2,16 +2,16 @@
 parallel through :func:`agents.play_game`, outcomes scored by :func:`agents.scoring.score_teams`,
 per-agent statistics with Wilson intervals and Bradley–Terry ratings.
 
-The command line and its documentation are in :mod:`training.evaluate`; tables and plots in
-:mod:`training.reporting`.
+The documentation is the package's (:mod:`training.league`); tables, plots and files are in
+:mod:`training.league.output`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import json
-import multiprocessing
 import pathlib
 import time
 from collections import Counter
@@ -20,10 +20,12 @@ from typing import Any, Sequence
 
 import agents
 import envs
+from agents.pool import map_unordered
 from agents.records import Record, Recorder
+from agents.runner import TRUNCATED
 from agents.scoring import score_teams
 from envs.core.game import Game
-from envs.core.provenance import provenance
+from envs.provenance import provenance
 from agents.stats import Z95, bootstrap_elo_interval, bradley_terry, pairwise_counts, pairwise_table, wilson_interval
 
 #: Keywords of the environment, not of the game's rules.
@@ -31,8 +33,12 @@ ENV_KEYWORDS = ("max_cycles", "render_mode")
 #: The league Elo interval: bootstrap resamples of the games, and the generator's seed.
 ELO_RESAMPLES = 200
 ELO_BOOTSTRAP_SEED = 0
+ELO_INTERVAL_METHOD = (f"95% percentile bootstrap over games ({ELO_RESAMPLES} resamples within each lineup, "
+                       f"seed {ELO_BOOTSTRAP_SEED})")
 #: Seconds past a time budget that the stop reason lets pass without comment.
 OVERRUN_S = 2.0
+#: What a game cut by the move limit (``max_cycles``) means for the scores (:func:`end_reason_texts`).
+TRUNCATED_TEXT = "the move limit, max_cycles, was reached before the rules ended the game: nobody wins"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -69,6 +75,21 @@ def table_facts(game_name: str, config: dict[str, Any]) -> tuple[int, int]:
     """``(num_players, num_teams)`` of a configured game (seat ``s`` plays for ``game.team_of(s)``)."""
     game = table_game(game_name, config)
     return game.num_players, game.num_teams
+
+
+def end_reason_texts(game: Game, reasons: Sequence[str]) -> dict[str, str]:
+    """What each end reason of a report means, in words: the game's ``end_texts`` filled from its
+    config (as the front ends say it), the move limit for ``"truncated"``; a reason the game does
+    not explain is left as it is."""
+    texts = {}
+    for reason in reasons:
+        if reason == TRUNCATED:
+            texts[reason] = TRUNCATED_TEXT
+        elif reason in game.end_texts:
+            texts[reason] = game.end_texts[reason].format(**game.config)
+        else:
+            texts[reason] = reason
+    return texts
 
 
 def seat_agents(teams: Sequence[str], game: Game) -> list[str]:
@@ -166,51 +187,54 @@ def write_records(game_name: str, results: Sequence[dict], folder: str | pathlib
 
 def play_all(
     tasks: Sequence[Task],
-    workers: int = 1,
+    workers: int | None = 1,
     progress: bool = True,
     desc: str = "games",
     budget_s: float | None = None,
     start_method: str | None = None,
     min_cycles: int = 0,
+    min_games: int = 0,
+    ray_address: str | None = None,
 ) -> list[dict]:
-    """Play the tasks (in a process pool when ``workers > 1``); results sorted by lineup and game.
+    """Play the tasks (through :func:`agents.pool.map_unordered`: in a process pool when ``workers >
+    1``, on the Ray cluster at ``ray_address`` when given); results sorted by lineup and game, the
+    same wherever they were played.
 
     With ``budget_s``, no new game starts after that many seconds once every lineup has played its
-    first ``min_cycles`` rotation cycles (so a quick report is never empty); then every lineup keeps
+    first ``min_cycles`` rotation cycles and at least ``min_games`` games (rounded up to whole
+    rotation cycles; so a quick report is never empty, or too small to mean something); then every lineup keeps
     the same number of games made of whole rotation cycles (:func:`equal_cut`), so each agent still
     plays each side equally often and lineups stay comparable. ``start_method``
-    (``fork``, ``spawn``, ``forkserver``; default: the platform's) picks how workers start; under
-    ``spawn`` a worker only knows the agents that register themselves when ``agents`` is imported.
+    (``fork``, ``spawn``, ``forkserver``; default: the platform's) picks how local workers start; under
+    ``spawn``, and on a Ray cluster, a worker only knows the agents that register themselves when
+    ``agents`` is imported.
     """
     from tqdm import tqdm
 
     deadline = None if budget_s is None else time.perf_counter() + budget_s
-    # the first min_cycles rotation cycles of every lineup are played whatever the budget
-    owed = {(t.lineup_index, t.game_index) for t in tasks if t.cycle < min_cycles}
+    # the floor (the first min_cycles rotation cycles, and whole cycles up to min_games games) of
+    # every lineup is played whatever the budget
+    cycle_size = Counter(t.lineup_index for t in tasks if t.cycle == 0)
+    floor = {li: max(min_cycles, -(-min_games // n)) for li, n in cycle_size.items()}
+    owed = {(t.lineup_index, t.game_index) for t in tasks if t.cycle < floor[t.lineup_index]}
     results: list[dict] = []
-
-    def add(outcome: dict) -> None:
-        results.append(outcome)
-        owed.discard((outcome["lineup"], outcome["index"]))
-        bar.update()
 
     def out_of_time() -> bool:
         return deadline is not None and not owed and time.perf_counter() > deadline
 
+    parallel = ray_address is not None or (workers or 1) > 1
+    chunk = 1 if deadline is not None or not parallel else max(1, min(16, len(tasks) // ((workers or 8) * 8)))
     bar = tqdm(total=len(tasks), desc=desc, unit="game", disable=not progress, dynamic_ncols=True)
     try:
-        if workers <= 1 or len(tasks) <= 1:
-            for task in tasks:
-                if out_of_time():
-                    break
-                add(play_task(task))
-        else:
-            chunk = 1 if deadline is not None else max(1, min(16, len(tasks) // (workers * 8)))
-            with multiprocessing.get_context(start_method).Pool(processes=workers) as pool:
-                for outcome in pool.imap_unordered(play_task, tasks, chunksize=chunk):
-                    add(outcome)
+        # Checked before each game starts in this process; between results with a pool, whose
+        # workers are stopped when the loop leaves (closing the iterator).
+        with contextlib.closing(map_unordered(play_task, tasks, workers, ray_address, start_method, chunk)) as played:
+            if not out_of_time():
+                for _, outcome in played:
+                    results.append(outcome)
+                    owed.discard((outcome["lineup"], outcome["index"]))
+                    bar.update()
                     if out_of_time():
-                        pool.terminate()
                         break
     finally:
         bar.close()
@@ -331,7 +355,7 @@ def side_summary(games: Sequence[int], wins: Sequence[int]) -> dict[str, list]:
             "win_rate_by_side": [w / n if n else None for w, n in zip(wins, games)]}
 
 
-def summarise(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_teams: int) -> dict[str, Any]:
+def league_statistics(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_teams: int) -> dict[str, Any]:
     """Per-lineup and per-agent statistics plus the league ratings."""
     per_lineup = []
     overall: dict[str, AgentLine] = {}
@@ -383,9 +407,8 @@ def summarise(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_tea
         "elo": bradley_terry(names, pairs) if rated else {n: 1500.0 for n in names},
         "elo_ci95": (bootstrap_elo_interval(names, game_pairs, game_lineups, ELO_RESAMPLES, ELO_BOOTSTRAP_SEED)
                      if rated else {n: [None, None] for n in names}),
-        "elo_interval": f"95% percentile bootstrap over games ({ELO_RESAMPLES} resamples within each lineup, "
-        f"seed {ELO_BOOTSTRAP_SEED}); null: open-ended (an agent that never lost a comparison has no finite upper "
-        "bound, one that never scored no finite lower bound)",
+        "elo_interval": f"{ELO_INTERVAL_METHOD}; null: open-ended (an agent that never lost a comparison has no "
+        "finite upper bound, one that never scored no finite lower bound)",
         "pairwise_score": pairwise_table(names, pairs),
         "pairwise_games": pairwise_counts(names, pairs),
         "comparisons": len(pairs),
@@ -401,25 +424,39 @@ def summarise(results: Sequence[dict], lineups: Sequence[Sequence[str]], num_tea
 # The evaluation itself
 
 
+def floor_text(floors: Sequence[int]) -> str:
+    """The part of a stop reason that says how many games of each lineup a time budget never cuts
+    ("" for none)."""
+    if not any(floors):
+        return ""
+    lo, hi = min(floors), max(floors)
+    games = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    return f"every lineup plays its first {games} games (whole seat rotations) whatever the budget, "
+
+
 def evaluate(
     game_name: str,
     lineups: Sequence[Sequence[str]],
     games: int,
     config: dict[str, Any] | None = None,
     seed: int = 0,
-    workers: int = 1,
+    workers: int | None = 1,
     progress: bool = True,
     budget_s: float | None = None,
     start_method: str | None = None,
     records: str | pathlib.Path | None = None,
     min_cycles: int = 0,
+    min_games: int = 0,
+    ray_address: str | None = None,
 ) -> dict[str, Any]:
     """Play every lineup ``games`` times (rounded up to whole rotations) and return the report.
 
     ``budget_s`` stops starting new games after that many seconds (whole rotation cycles kept), but
-    not before every lineup has played ``min_cycles`` whole rotation cycles.
+    not before every lineup has played ``min_cycles`` whole rotation cycles and at least
+    ``min_games`` games (rounded up to whole rotation cycles).
     ``records`` names a folder where every game kept in the report is written as a JSON record
-    (:func:`record_file` names them; each result's ``record`` holds its file name).
+    (:func:`record_file` names them; each result's ``record`` holds its file name). ``ray_address``
+    plays the games on that Ray cluster (:mod:`agents.pool`), with the same results as here.
     """
     config = dict(config or {})
     players, num_teams = table_facts(game_name, config)
@@ -433,11 +470,14 @@ def evaluate(
     if records is not None:
         tasks = [replace(task, record=True) for task in tasks]
     start = time.perf_counter()
-    results = play_all(tasks, workers, progress, game_name, budget_s, start_method, min_cycles)
+    results = play_all(tasks, workers, progress, game_name, budget_s, start_method, min_cycles, min_games,
+                       ray_address)
     elapsed = time.perf_counter() - start
     if records is not None:  # only the games kept in the report (a time budget may cut some)
         write_records(game_name, results, records)
     counts = [sum(1 for r in results if r["lineup"] == li) for li in range(len(lineups))]
+    sizes = [len(orderings(lineup)) for lineup in lineups]
+    floors = [min(n, max(min_cycles, -(-min_games // size)) * size) for n, size in zip(scheduled, sizes)]
     if counts == scheduled:
         stop = "every scheduled game was played"
     elif not any(counts):
@@ -448,8 +488,8 @@ def evaluate(
                 f"games; every lineup was cut to the same number of whole seat rotations")
     if budget_s is not None and elapsed > budget_s + OVERRUN_S:
         stop += (f" (the games took {elapsed:.0f} s, {elapsed - budget_s:.0f} s past the budget: "
-                 + (f"every lineup plays its first {min_cycles} whole seat rotation(s) whatever the budget, "
-                    if min_cycles else "") + "and a game started before the deadline is played to its end)")
+                 + floor_text(floors) + "and a game started before the deadline is played to its end)")
+    end_reasons = dict(Counter(r["end_reason"] for r in results))
     report = {
         "provenance": provenance(game_name),
         "game": game_name,
@@ -461,13 +501,17 @@ def evaluate(
         "games_per_lineup": counts,
         "games_scheduled_per_lineup": scheduled,
         "stop_reason": stop,
-        "end_reasons": dict(Counter(r["end_reason"] for r in results)),
+        "end_reasons": end_reasons,
+        "end_reason_texts": end_reason_texts(table_game(game_name, config), list(end_reasons)),
         "budget_s": budget_s,
+        "min_games": min_games,
+        "min_cycles": min_cycles,
         "records": None if records is None else str(records),
         "workers": workers,
+        "ray_address": ray_address,
         "seconds": round(elapsed, 3),
         "interval": f"Wilson score, z={Z95:.3f} (95%)",
-        **summarise(results, lineups, num_teams),
+        **league_statistics(results, lineups, num_teams),
         "games": results,
     }
     return report

@@ -1,5 +1,5 @@
-"""Evaluation reports for people: rich tables in the terminal, ``results.json`` and plots
-(win rates with their Wilson intervals, the league's pairwise heat map)."""
+"""What the league shows and writes: rich tables in the terminal, ``results.json`` and plots (win
+rates with their Wilson intervals, the league's pairwise heat map)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pathlib
 from typing import Any, Sequence
 
-from envs.core.provenance import image_metadata
+from envs.provenance import image_metadata
 
 
 def _pct(x: float) -> str:
@@ -25,14 +25,15 @@ def side_rates(line: dict[str, Any]) -> str:
 
 
 def print_report(report: dict[str, Any], console=None) -> None:
-    """The per-lineup table and, with two or more agents, the league table, printed with rich."""
+    """The per-lineup table and, with two or more agents, the league table, printed with rich, with
+    notes under them for whatever in them needs explaining."""
     from rich.table import Table
 
     console = console or make_console()
     multi = report["num_teams"] > 2
     title = f"{report['game']} {json.dumps(report['config']) if report['config'] else ''}".strip()
     table = Table(title=f"{title}: {report['num_players']} seats, {report['num_teams']} teams, sides rotated")
-    table.add_column("agent", **_name_column(report["agents"], indent=2))
+    table.add_column("agent", **_name_column(report["agents"], indent=2 + len(f"{report['num_teams']}× ")))
     for col in ("games", "W-D-L", "win rate", "95% CI"):
         table.add_column(col, justify="right", no_wrap=True)
     if multi:
@@ -43,12 +44,14 @@ def print_report(report: dict[str, Any], console=None) -> None:
     if by_side:
         table.add_column("win % by side", justify="right", no_wrap=True)
     notes = []
+    several = None  # an example of one agent holding several teams of a lineup, for the note
     for lineup in report["lineups"]:
         table.add_row("[bold]" + lineup_label(lineup["teams"]) + "[/bold]")
         for line in lineup["agents"]:
+            held = list(lineup["teams"]).count(line["agent"])
             lo, hi = line["win_rate_ci95"]
             row = [
-                "  " + _short(line["agent"]),
+                "  " + (f"{held}× " if held > 1 else "") + _short(line["agent"]),
                 str(line["games"]),
                 f"{line['wins']}-{line['draws']}-{line['losses']}",
                 _pct(line["win_rate"]),
@@ -60,6 +63,8 @@ def print_report(report: dict[str, Any], console=None) -> None:
             if by_side:
                 row.append(side_rates(line))
             table.add_row(*row)
+            if 1 < held < len(lineup["teams"]) and several is None:
+                several = (held, len(lineup["teams"]), line)
         wins = sum(line["wins"] for line in lineup["agents"])
         if wins > lineup["games"]:
             notes.append(f"{lineup_label(lineup['teams'])}: {wins} wins in {lineup['games']} games: a first place "
@@ -67,7 +72,9 @@ def print_report(report: dict[str, Any], console=None) -> None:
         if len(set(lineup["teams"])) == 1:  # self-play: the seat advantage is what it measures
             sides = ", ".join(f"team {t} {_pct(w).strip()}" for t, w in enumerate(lineup["side_win_rates"]))
             notes.append(f"{lineup_label(lineup['teams'])}: wins by team side (team 0 moves first): {sides}")
-    console.print(table)
+    if several is not None:
+        notes.insert(0, several_teams_note(*several, by_side))
+    print_whole(console, table)
     for note in notes:
         console.print(note)
     league = report["league"]
@@ -82,17 +89,61 @@ def print_report(report: dict[str, Any], console=None) -> None:
             lt.add_row(_short(name), f"{elo:.0f}", elo_interval_text(league["elo_ci95"][name]), str(line["games"]),
                        f"{line['wins']}-{line['draws']}-{line['losses']}", _pct(line["win_rate"]),
                        f"{100 * lo:.1f}–{100 * hi:.1f}")
-        console.print(lt)
-        console.print(f"Elo 95% CI: {league['elo_interval']}.")
-    played = report["games_per_lineup"]
-    scheduled = report["games_scheduled_per_lineup"]
-    ends = ", ".join(f"{n} {reason}" for reason, n in sorted(report["end_reasons"].items()))
-    console.print(f"{sum(played)} games in {report['seconds']:.1f} s with {report['workers']} worker(s): "
-                  f"{' / '.join(map(str, played))} per lineup of {' / '.join(map(str, scheduled))} scheduled; "
-                  f"{report['stop_reason']}. Games ended: {ends}.")
-    few = few_games_note(played)
+        print_whole(console, lt)
+        console.print(elo_footnote(league["elo_ci95"].values()))
+    console.print(games_line(report))
+    few = few_games_note(report["games_per_lineup"])
     if few:
         console.print(f"[yellow]{few}[/yellow]")
+
+
+def several_teams_note(held: int, teams: int, line: dict[str, Any], by_side: bool) -> str:
+    """Why the row of an agent holding several teams of a lineup (``3× heuristic-v1``) can read 100%
+    beside by-side rates of 33 or 0: its win rate and its by-side rates count different things."""
+    example = f" (here {100 * line['win_rate']:.0f}% beside {side_rates(line)})" if by_side else ""
+    return (f"{held}× agent: one agent holding {held} of the {teams} teams. Its win rate counts a game as won when "
+            f"any of its teams comes first, so compare it with its fair share ({held}/{teams} = "
+            f"{100 * held / teams:.0f}%), not with 1/{teams}"
+            + (f"; its win % by side is how often its one team on that side came first (fair share 1/{teams} = "
+               f"{100 / teams:.0f}% each), so the two can look contradictory{example}" if by_side else "")
+            + ".")
+
+
+def games_line(report: dict[str, Any]) -> str:
+    """How many games were played (per lineup, of how many scheduled), why it stopped, and how the
+    games ended, each end reason with what it means."""
+    played, scheduled = report["games_per_lineup"], report["games_scheduled_per_lineup"]
+    if len(set(played)) == 1 and len(set(scheduled)) == 1:
+        per = (f"{played[0]} per lineup in each of {len(played)} lineups" if len(played) > 1 else f"{played[0]}") + (
+            f" (of {scheduled[0]} scheduled)" if scheduled[0] != played[0] else "")
+    else:
+        per = f"{' / '.join(map(str, played))} per lineup of {' / '.join(map(str, scheduled))} scheduled"
+    texts = report.get("end_reason_texts", {})
+    ends = "; ".join(f"{n} {reason}" + (f" ({texts[reason]})" if texts.get(reason, reason) != reason else "")
+                     for reason, n in sorted(report["end_reasons"].items()))
+    where = (f"on the Ray cluster at {report['ray_address']}" if report.get("ray_address")
+             else f"with {report['workers']} worker(s)")
+    return (f"{sum(played)} games in {report['seconds']:.1f} s {where}: {per}; "
+            f"{report['stop_reason']}. How they ended: {ends or 'no games'}.")
+
+
+def elo_footnote(intervals) -> str:
+    """What the Elo interval column holds, with what an open end (``≥ 1420``, ``≤ 1143``) means when
+    the table shows one."""
+    from training.league.matches import ELO_INTERVAL_METHOD
+
+    intervals = list(intervals)
+    text = f"Elo 95% CI: {ELO_INTERVAL_METHOD}."
+    ends = []
+    if any(hi is None and lo is not None for lo, hi in intervals):
+        ends.append("≥ x: no finite upper bound, as the agent never lost a comparison")
+    if any(lo is None and hi is not None for lo, hi in intervals):
+        ends.append("≤ x: no finite lower bound, as the agent never scored a point")
+    if any(lo is None and hi is None for lo, hi in intervals):
+        ends.append("open: neither bound is finite")
+    if ends:
+        text += " " + "; ".join(ends) + ". In results.json an open end is null."
+    return text
 
 
 #: Fewer games than this per lineup get a warning under the tables (a Wilson interval at 50% is
@@ -109,14 +160,22 @@ def few_games_note(played: Sequence[int]) -> str | None:
 
     lo, hi = wilson_interval(fewest / 2, fewest) if fewest else (0.0, 1.0)
     return (f"Few games: the smallest lineup played {fewest}; a 50% win rate from {fewest} games has a 95% interval "
-            f"of {100 * lo:.0f}-{100 * hi:.0f}%. Treat these numbers as a smoke test (give more --games or "
-            "--budget-s).")
+            f"of {100 * lo:.0f}-{100 * hi:.0f}%. Treat these numbers as a smoke test (give more --min-games, "
+            "--games or --budget-s).")
 
 
 def elo_interval_text(interval: Sequence[float | None]) -> str:
-    """``[1420.3, None]`` -> ``"1420–∞"``: an open end (an agent that never lost, or never scored) as ∞."""
+    """``[1380.2, 1420.3]`` -> ``"1380–1420"``; an open end (null in the JSON: an agent that never
+    lost, or never scored) as a bound on one side: ``[1420.3, None]`` -> ``"≥ 1420"``,
+    ``[None, 1143]`` -> ``"≤ 1143"``, both open -> ``"open"``."""
     lo, hi = interval
-    return f"{'−∞' if lo is None else f'{lo:.0f}'}–{'∞' if hi is None else f'{hi:.0f}'}"
+    if lo is None and hi is None:
+        return "open"
+    if hi is None:
+        return f"≥ {lo:.0f}"
+    if lo is None:
+        return f"≤ {hi:.0f}"
+    return f"{lo:.0f}–{hi:.0f}"
 
 
 def _name_column(agent_ids, indent: int = 0) -> dict[str, Any]:
@@ -127,10 +186,34 @@ def _name_column(agent_ids, indent: int = 0) -> dict[str, Any]:
 
 
 def make_console():
+    """The console the league prints to: the terminal's width, or 120 columns for text written to a
+    file or a pipe (tables there grow past it rather than being cut, :func:`print_whole`)."""
     from rich.console import Console
 
     console = Console()
     return console if console.is_terminal else Console(width=120)
+
+
+def print_whole(console, table) -> None:
+    """Print ``table`` without cutting it. Rich fits a table to the console's width and cuts what
+    cannot fold (numbers, ids) at the right edge; a terminal shows its own width, but text going to a
+    file or a pipe has no edge, so there the console widens to what the table needs."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    from rich.measure import Measurement
+
+    # the widest it gets, every cell on one line: rich's minimum counts a no-wrap cell's longest word
+    need = Measurement.get(console, console.options.update_width(10_000), table).maximum
+    width = console.width
+    if need <= width:
+        console.print(table)
+        return
+    console.width = need
+    try:
+        console.print(table)
+    finally:
+        console.width = width
 
 
 def lineup_label(teams: Sequence[str]) -> str:
@@ -235,21 +318,30 @@ def plot_league(report: dict[str, Any], path: pathlib.Path) -> pathlib.Path:
 
 
 def print_all_summary(summary: dict[str, Any], console=None) -> None:
-    """``--all``: one row per game and lineup with the games played, scheduled, and why it stopped."""
+    """``--all``: one row per table with its lineups, the games each played of those scheduled, the
+    seconds it took and why it stopped."""
     from rich.table import Table
 
     console = console or make_console()
-    table = Table(title="Games played per lineup")
-    for col in ("game", "lineup", "played", "scheduled", "why"):
-        table.add_column(col, justify="right" if col in ("played", "scheduled") else "left")
+    table = Table(title="Games played per table")
+    for col in ("table", "lineups", "games per lineup", "scheduled", "seconds", "why it stopped"):
+        table.add_column(col, justify="right" if col in ("lineups", "games per lineup", "scheduled", "seconds")
+                         else "left")
     for name, entry in summary["games"].items():
         if "error" in entry:
-            table.add_row(name, "", "", "", f"failed: {entry['error']}")
+            table.add_row(name, "", "", "", "", f"failed: {entry['error']}")
             continue
-        for i, label in enumerate(entry["lineups"]):
-            played, scheduled = entry["games_per_lineup"][i], entry["games_scheduled_per_lineup"][i]
-            why = "all scheduled games" if played == scheduled else "time budget; lineups cut equally"
-            if played < FEW_GAMES:
-                why += f" [yellow](few games: under {FEW_GAMES})[/yellow]"
-            table.add_row(name if i == 0 else "", label, str(played), str(scheduled), why)
-    console.print(table)
+        played, scheduled = entry["games_per_lineup"], entry["games_scheduled_per_lineup"]
+        why = "all scheduled games" if played == scheduled else "time budget (lineups cut alike)"
+        if min(played, default=0) < FEW_GAMES:
+            why += f" [yellow](few games: under {FEW_GAMES})[/yellow]"
+        table.add_row(name, str(len(played)), _span(played), _span(scheduled), f"{entry['seconds']:.0f}", why)
+    print_whole(console, table)
+
+
+def _span(counts: Sequence[int]) -> str:
+    """``[24, 24]`` -> ``"24"``, ``[24, 30]`` -> ``"24–30"``."""
+    if not counts:
+        return "0"
+    lo, hi = min(counts), max(counts)
+    return str(lo) if lo == hi else f"{lo}–{hi}"

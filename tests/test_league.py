@@ -1,4 +1,4 @@
-"""The evaluation harness: statistics, seat rotation, scoring and the command line (sequence_v0 only)."""
+"""The league: statistics, seat rotation, scoring and the command line (sequence_v0 only)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 import agents
 import envs
 from agents.scoring import score_teams
-from training import evaluate as ev
-from training import matches as m
-from training.reporting import side_rates
+from training.league import __main__ as ev
+from training.league import matches as m
+from training.league.output import side_rates
 from agents.stats import bradley_terry, expected_score, pairwise_table, wilson_interval
 
 RANDOM = "sequence_v0/random-v0"
@@ -244,19 +244,31 @@ def test_parse_config_reads_json_values():
         ev.parse_config(["oops"])
 
 
-def test_command_line_end_to_end(tmp_path):
+@pytest.mark.parametrize("module", ["training.league", "training.evaluate"])
+def test_command_line_end_to_end(tmp_path, module):
+    """The league command, and its old name, which says it is deprecated and does the same."""
     out = tmp_path / "random"
     done = subprocess.run(
-        [sys.executable, "-m", "training.evaluate", "--game", "sequence_v0", "--lineup", "random-v0", "random-v0",
+        [sys.executable, "-m", module, "--game", "sequence_v0", "--lineup", "random-v0", "random-v0",
          "--games", "4", "--workers", "1", "--out", str(out), "--no-progress"],
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "random-v0" in done.stdout
+    assert ("is now python -m training.league" in done.stderr) == (module == "training.evaluate"), done.stderr
     report = json.loads((out / "results.json").read_text())
     assert report["game"] == "sequence_v0" and report["games_per_lineup"] == [4]
     assert len(report["games"]) == 4
     assert (out / "winrates.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_old_module_name_warns_and_offers_the_league_command():
+    import importlib
+
+    sys.modules.pop("training.evaluate", None)
+    with pytest.warns(DeprecationWarning, match="training.league"):
+        old = importlib.import_module("training.evaluate")
+    assert old.league_tables is ev.league_tables and old.build_parser is ev.build_parser
 
 
 def test_command_line_league_writes_heat_map(tmp_path, capsys):
@@ -318,7 +330,7 @@ def test_older_checkpoint_versions_keeps_the_newest_of_each_family_and_every_bui
 
 def test_quick_league_plays_the_newest_checkpoints_and_says_which_it_left_out(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(envs, "NAMES", ("pans_trial_v0",))
-    code = ev.main(["--all", "--quick", "--budget-s", "0", "--min-cycles", "0", "--workers", "1",
+    code = ev.main(["--all", "--quick", "--budget-s", "0", "--min-cycles", "0", "--min-games", "0", "--workers", "1",
                     "--out", str(tmp_path), "--no-progress"])
     assert code == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -326,12 +338,19 @@ def test_quick_league_plays_the_newest_checkpoints_and_says_which_it_left_out(tm
     assert superseded, "Pan's Trial ships several versions of a checkpoint family"
     report = json.loads((tmp_path / "pans_trial_v0" / "results.json").read_text())
     played = {agent for line in report["lineups"] for agent in line["teams"]}
+    searching = ev.searches_at_play_time(agents.available("pans_trial_v0"))
+    assert "pans_trial_v0/ppo-search-v6" in searching and "pans_trial_v0/ppo-v3" not in searching
     for old, newest in superseded.items():
         assert "superseded by " + newest in summary["left_out"][old]
-        assert old not in played and newest in played
+        assert old not in played and (newest in played) == (newest not in searching)
+    for agent_id in searching:  # too slow for the quick league's floor of games
+        assert agent_id not in played and agent_id in summary["left_out"]
+    assert "searches at play time" in summary["left_out"]["pans_trial_v0/ppo-search-v6"]
     assert "pans_trial_v0/experienced-v1" in played and "pans_trial_v0/experienced-v2" in played
-    out = capsys.readouterr().out
+    assert "pans_trial_v0/ppo-v3" in played
+    out = " ".join(capsys.readouterr().out.split())
     assert "newest version of each checkpoint" in out and "before any lineup finished" in out
+    assert "leaves out the agents that search at play time" in out
 
 
 def test_all_mode_leaves_out_agents_that_cannot_sit_at_the_table():
@@ -340,12 +359,12 @@ def test_all_mode_leaves_out_agents_that_cannot_sit_at_the_table():
 
 
 def test_a_budget_that_allows_no_game_still_reports_and_says_why(tmp_path):
-    from training import reporting
+    from training.league import output
 
     report = m.evaluate("sequence_v0", [(HEURISTIC, RANDOM)], games=4, progress=False, budget_s=0.0)
     assert report["games_per_lineup"] == [0] and report["games_scheduled_per_lineup"] == [4]
     assert "time budget" in report["stop_reason"] and "before any lineup finished" in report["stop_reason"]
-    paths = reporting.write_outputs(report, tmp_path)
+    paths = output.write_outputs(report, tmp_path)
     assert all(p.exists() for p in paths)
 
 

@@ -1,0 +1,145 @@
+"""The log tells what each move caused, in each game's words, and a resumed game tells its past the same way.
+
+A whole seeded game is played (the human seat by a fixed rule, the others by agents) and its log,
+as the human seat is told it, must name every kind of consequence that happened in that game.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import envs
+from play.session import Session
+
+
+def _play(game, opponent, seed, config=None):
+    n = envs.make_game(game, **(config or {})).num_players
+    s = Session(game, ["human"] + [opponent] * (n - 1), config=config, seed=seed)
+    while not s.over:
+        s.run_agents()
+        if s.over:
+            break
+        moves = s.legal_moves()
+        s.play(0, moves[len(s.events) % len(moves)][0])
+    return s
+
+
+def _log(session, seat=0):
+    return "\n".join(line for e in session.events_for(seat) for line in [e["text"], *e["story"]])
+
+
+def _missing(log, phrases):
+    return [p for p in phrases if p not in log]
+
+
+def test_wizard_arena_log_names_every_kind_of_event_that_happened():
+    s = _play("wizard_arena_v0", "wizard_arena_v0/random-v0", seed=0)
+    log = _log(s)
+    counters = s.runner.state.counters  # what the rules counted, bot by bot
+    happened = {
+        "ally: ": any(e.name == "ally accept" for e in s.events),
+        "battle: ": any(c[0] for c in counters),
+        "bouts (D20 x strength): ": any(c[0] or c[4] or c[5] for c in counters),
+        "beats Gary": any(c[4] for c in counters),
+        "Gary wins": any(c[5] for c in counters),
+        "takes the reward": any(c[6] + c[7] + c[8] for c in counters),
+        "respawns": any(c[2] for c in counters),
+        "dies": not all(s.runner.state.alive),
+    }
+    assert sum(happened.values()) >= 6, happened
+    assert _missing(log, [k for k, v in happened.items() if v]) == []
+    # every bout line holds the rolls: D20 x strength on each side
+    assert all("x" in line and " v " in line for line in log.splitlines() if "bouts" in line)
+    assert s.end_text().count("ranks first") + s.end_text().count("rank first") == 1, s.end_text()
+
+
+def test_sequence_log_names_cards_chips_draws_and_sequences():
+    s = _play("sequence_v0", "sequence_v0/heuristic-v1", seed=0)
+    log = _log(s)
+    assert _missing(log, ["plays", "places a chip on the", "removes team", "you draw ", "player_1 draws a card",
+                          "completes a sequence", "wins with"]) == []
+    # the opponent's drawn card is never named to player_0
+    assert not any(line.startswith("player_1 draws ") and line != "player_1 draws a card"
+                   for line in log.splitlines())
+
+
+def test_pans_trial_log_names_draft_traps_weapons_ballista_combat_and_the_appeasing():
+    s = _play("pans_trial_v0", "pans_trial_v0/heuristic-v1", seed=2)
+    log = _log(s)
+    assert _missing(log, ["draft ", "the Omens are revealed", "springs the trap", "picks up the weapon",
+                          "the ballista flings", "combat: ", "strikes", "the Appeasing: ", "asks Pan for",
+                          "places", " wins: "]) == []
+    # the opponent's face-down Appeasing card stays unnamed until both are shown
+    for e in s.events_for(0):
+        if e["seat"] == 1 and e["name"] is None:
+            assert e["story"] == ["player_1 chooses an Appeasing card, face down"]
+
+
+def test_dojo_log_names_dice_steps_kumite_cards_and_the_exam():
+    s = _play("dojo_v0", "dojo_v0/heuristic-v1", seed=8, config={"num_players": 4})
+    log = _log(s)
+    assert _missing(log, ["rolls", "steps onto the", "gains", "loses", "Kumite", "draws", "sent to Start",
+                          "Final Exam", "Black Belt"]) == []
+    assert "target seat+" not in log and "room square" not in log  # players and squares by name
+
+
+@pytest.mark.parametrize("game, opponent, seed, hides", [
+    ("wizard_arena_v0", "wizard_arena_v0/heuristic-v1", 21, False),
+    ("pans_trial_v0", "pans_trial_v0/heuristic-v1", 3, True),
+])
+def test_a_resumed_session_tells_the_past_as_it_was_told(game, opponent, seed, hides):
+    s = _play(game, opponent, seed)
+    told = s.events_for(0)
+    resumed = Session.load(json.loads(json.dumps(s.save())))
+    assert resumed.events_for(0) == told
+    hidden = [e for e in told if e["name"] is None]
+    if hides:
+        assert hidden, "the game should hold a face-down choice of the opponent"
+    else:
+        assert hidden == [] and not any("hidden choice" in e["text"] for e in told)
+
+
+def test_a_game_that_hides_something_is_told_from_the_viewers_views_alone(monkeypatch):
+    """Only a game that hides nothing is handed the full positions; the others get the seat's views."""
+    from play.story import story_module
+
+    handed = []
+    for game in ("sequence_v0", "wizard_arena_v0"):
+        module = story_module(envs.make_game(game))
+        real = module.tell
+
+        def spy(*args, real=real, game=game, **kwargs):
+            handed.append((game, kwargs.get("states") is not None, args[1]["seat"]))
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, "tell", spy)
+        s = Session(game, ["human", f"{game}/random-v0"], config="2bots" if game == "wizard_arena_v0" else None,
+                    seed=1)
+        for _ in range(3):
+            s.run_agents(limit=2)
+            if s.human_to_act() is not None:
+                s.play(0, s.legal_moves()[0][0])
+    assert {g for g, _, _ in handed} == {"sequence_v0", "wizard_arena_v0"}
+    assert all(full == (g == "wizard_arena_v0") for g, full, _ in handed)
+    assert all(viewer == 0 for _, _, viewer in handed)  # told to the human seat, from its own view
+
+
+def test_wizard_arena_story_replays_each_move_to_the_very_same_position():
+    """The story plays each move again on a noting copy: it must land exactly where the game did."""
+    from envs.wizard_arena.story import _Noted
+
+    game = envs.make_game("wizard_arena_v0", num_bots=6)
+    state = game.new_initial_state(4)
+    rng = random.Random(4)
+    moves = 0
+    while not state.is_terminal() and moves < 1500:
+        action = rng.choice(state.legal_actions())
+        noted = _Noted.copy_of(state)
+        noted.apply_action(action)
+        state.apply_action(action)
+        assert noted.to_dict() == state.to_dict()
+        moves += 1
+    assert moves > 100
