@@ -219,9 +219,16 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     from torch.utils.tensorboard import SummaryWriter
 
+    before = set((run / "tb").iterdir())
     with SummaryWriter(str(run / "tb")) as stray:
         for step in (64, 200):
             stray.add_scalar("test/stray", 1.0, step)
+    # TensorBoard reads event files in name order, and a name holds its writer's second, then its process
+    # id: the stray file is dated a minute back, so that the resumed run's file, even one made in the same
+    # second by a process of a lower id, is read after it.
+    (stray_file,) = set((run / "tb").iterdir()) - before
+    stamp = stray_file.name.split(".")[3]
+    stray_file.rename(stray_file.with_name(stray_file.name.replace(f".{stamp}.", f".{int(stamp) - 60}.", 1)))
     args = ppo.parse_args(["--resume", str(run), "--total-timesteps", "256", "--no-progress"])
     trainer = ppo.Trainer(args)
     assert trainer.state.step == first["step"] == 128

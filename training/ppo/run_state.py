@@ -213,7 +213,7 @@ def restore(trainer: Any, defaults: dict[str, Any], changeable: frozenset[str]) 
     opt_t = load_file(str(ckpt / "optimizer.safetensors")) if (ckpt / "optimizer.safetensors").exists() else {}
     trainer.optimizer.load_state_dict(unflatten_optimizer(opt_t, state["optimizer"]))
     for k in range(state["snapshots"]):
-        snap = build_architecture(trainer.arch, **trainer.arch_kwargs).to(memory_format=torch.channels_last)
+        snap = build_architecture(trainer.arch, **trainer.arch_kwargs).to(memory_format=trainer.memory_format)
         snap.load_state_dict(load_file(str(ckpt / f"snapshot_{k}.safetensors")))
         trainer.snapshots.append(snap.eval())
     # A setting newer than the run's checkpoint was at its default there (as parse_args reads it).
