@@ -84,17 +84,18 @@ SETTINGS: dict[str, list[str]] = {
 }
 
 
-def commands(study: str, rllib_python: str | None, samples: int = SAMPLES) -> list[tuple[str, str, str, int, list[str]]]:
-    """(game, opponent, variant, seed, argv) of every run of the study, in the order they run."""
+def commands(study: str, rllib_python: str | None, samples: int = SAMPLES,
+             seeds: tuple[int, ...] = SEEDS) -> list[tuple[str, str, str, int, list[str]]]:
+    """(game, opponent, variant, seed, argv) of every run of the study for ``seeds``, in the order they run."""
     runs = []
     if study == "settings":
         for variant, flags in SETTINGS.items():
-            for seed in SEEDS:
+            for seed in seeds:
                 argv = ppo_argv("sequence_v0", "random-v0", seed, flags, samples)
                 runs.append(("sequence_v0", "random-v0", variant, seed, argv))
         return runs
     for game, opponent in REFERENCE_TASKS:
-        for seed in SEEDS:
+        for seed in seeds:
             runs.append((game, opponent, "ppo", seed, ppo_argv(game, opponent, seed, [], samples)))
             runs.append((game, opponent, "ppo-matched", seed, ppo_argv(
                 game, opponent, seed, [*MATCHED, "--net", "mlp_ac", "--hidden", "256", "--num-envs", "64",
@@ -147,13 +148,20 @@ def finished(folder: pathlib.Path, samples: int) -> bool:
 
 def run_all(study: str, out: pathlib.Path, rllib_python: str | None, only: str | None, samples: int,
             variants: list[str] | None = None, seeds: list[int] | None = None) -> None:
-    runs = commands(study, rllib_python, samples)
+    every = commands(study, rllib_python, samples, tuple(seeds or SEEDS))
+    runs = every
     if variants:
+        known = sorted({r[2] for r in every})
+        unknown = [v for v in variants if v not in known]
+        if unknown:
+            raise SystemExit(f"--variant {' '.join(unknown)}: the {study} study has no such variant; choose from {known}"
+                             + ("" if rllib_python or study != "reference" else " (rllib needs --rllib-python)"))
         runs = [r for r in runs if r[2] in variants]
-    if seeds:
-        runs = [r for r in runs if r[3] in seeds]
     if only:
         runs = [r for r in runs if only in f"{r[0]}/{r[1]}/{r[2]}"]
+        if not runs:
+            names = sorted({f"{r[0]}/{r[1]}/{r[2]}" for r in every})
+            raise SystemExit(f"--only {only!r} matches none of the {study} study's runs: {', '.join(names)}")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     for i, (game, opponent, variant, seed, argv) in enumerate(runs, 1):
         folder = out / study / f"{game}-{opponent}" / f"{variant}-s{seed}"
@@ -330,10 +338,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--variant", action="append", default=None,
                         help="run only this variant (exact name; repeat for more)")
     parser.add_argument("--seed", type=int, action="append", default=None,
-                        help="run only this seed (repeat for more; default: 1, 2 and 3)")
+                        help="run this seed (any whole number >= 0; repeat for more; default: 1, 2 and 3)")
     parser.add_argument("--samples", type=int, default=SAMPLES, help="learner decisions per run")
     parser.add_argument("--report-only", action="store_true", help="tabulate and plot the runs already made")
     args = parser.parse_args(argv)
+    if args.seed and min(args.seed) < 0:
+        parser.error(f"--seed must be a whole number >= 0, got {min(args.seed)}")
     out = pathlib.Path(args.out)
     if not args.report_only:
         run_all(args.study, out, args.rllib_python, args.only, args.samples, args.variant, args.seed)

@@ -8,7 +8,8 @@
 
 The contract (backends are written against it; ``envs/sequence/vector.py`` is one)
 ----------------------------------------------------------------------------------
-``make(name, num_envs, *, seed=None, backend="auto", max_cycles=None, copy=True, **config) -> VectorTables``
+``make(name, num_envs, *, seed=None, backend="auto", max_cycles=None, max_steps=None, autoreset=True, copy=True,
+**config) -> VectorTables``
 
 :class:`VectorTables` has ``game`` (the configured :class:`~envs.core.game.Game`), ``num_envs``,
 ``num_seats``, ``backend`` (its name), ``max_cycles`` and ``single_observation_space`` /
@@ -26,14 +27,21 @@ The contract (backends are written against it; ``envs/sequence/vector.py`` is on
   ``"episode_length"`` int64 (N,) (actions in the game that ended; 0 where none ended).
 * Truncation follows the environment's cap: ``max_cycles`` x seats actions (the game's
   ``default_max_cycles`` when not given), as ``raw_env`` does; truncated seats get
-  ``State.truncation_returns()``.
+  ``State.truncation_returns()``. ``max_steps`` sets the cap in actions instead (it need not be whole
+  cycles: the trainers' ``--max-actions``).
 * Seeding: game ``k`` (0, 1, 2, ...) of table ``i`` is dealt from :meth:`VectorTables.table_seed`
   ``(i, k)``, a function of the batch seed, ``i`` and ``k`` only (``make(seed=...)`` or
   ``reset(seed=...)`` sets the batch seed and restarts the game counts; ``reset()`` without a seed deals
   every table its next game).
 * ``step(actions, active=mask)``: only the tables where the bool (N,) ``active`` is True move (the others'
-  actions are ignored; their rewards and ends are zero), for callers that play some tables' seats
-  themselves (``training.vector_env``'s opponents). A backend that cannot step a subset refuses it.
+  actions are ignored and not checked; their rewards and ends are zero), for callers that play some
+  tables' seats themselves (``training.vector_env``'s opponents). A backend that cannot step a subset
+  (:attr:`Backend.steps_subsets` False) refuses it.
+* ``autoreset=False``: a table whose game ended waits (``awaiting_deal[i]`` True; its observation and mask
+  hold anything) until the caller deals it with ``deal(rows, seeds=None)``: game ``seeds[j]`` at table
+  ``rows[j]`` exactly as ``Game.new_initial_state(seed)``, or without ``seeds`` each table's next game
+  from :meth:`VectorTables.table_seed`. Before the first deal every table waits. ``deal`` works with
+  autoreset too (a table's game in progress is replaced). Stepping a waiting table is refused.
 * ``observe() -> obs``: the current stacked observations, no stepping.
 * ``copy``: with True (the default) every observation, mask and ``current_seat`` handed out is a fresh
   array; with False they are the backend's buffers themselves, overwritten by the next ``step`` or
@@ -47,16 +55,15 @@ The contract (backends are written against it; ``envs/sequence/vector.py`` is on
   (0 without one); table ``i`` continues from it. A finished game is refused.
 
 Backend (one per implementation, registered per game in :data:`BACKENDS`)
-  ``__init__(game, num_envs, *, max_cycles=None)``; ``reset_tables(rows, seeds)`` deals a fresh game at
+  ``__init__(game, num_envs, *, max_cycles=None, max_steps=None)`` (``max_steps``, where given, is the cap
+  in actions); ``reset_tables(rows, seeds)`` deals a fresh game at
   each row from its seed exactly as ``Game.new_initial_state(seed)``; ``step(actions) -> (rewards,
   terminations, truncations)`` for actions already checked legal (a backend may check again), and
-  ``step(actions, active)`` where it can step a subset (the python backend can); buffers
+  ``step(actions, active)`` where it can step a subset (it says so in its class attribute
+  ``steps_subsets = True``; both backends here can); buffers
   ``observation`` / ``action_mask`` / ``current_seat`` written in place (rows of tables that just ended
   hold anything until they are dealt again); ``save_state(i)`` / ``load_state(i, data)`` as above.
   :class:`VectorTables` owns seeding, the autoreset and the infos.
-  :class:`PythonBackend` also takes ``max_steps`` (a cap in actions that need not be whole cycles, as
-  the trainers' ``--max-actions``) and has ``step_rows(rows, actions)``, the loop under its ``step`` for
-  callers that move a few tables at a time (``training.ppo``'s tables play their opponents through it).
 
 Changes from the first sketch of this contract (issue 33): backends take ``max_cycles`` (they need
 the cap for truncation and for observations that show the time left), and ``save_state`` carries the
@@ -70,7 +77,6 @@ from __future__ import annotations
 import abc
 import hashlib
 import importlib
-import inspect
 from typing import Any, ClassVar
 
 import numpy as np
@@ -124,12 +130,17 @@ class Backend(abc.ABC):
 
     #: The name ``make(backend=...)`` knows it by.
     name: ClassVar[str]
+    #: Whether ``step(actions, active)`` steps only the tables where ``active`` is True.
+    steps_subsets: ClassVar[bool] = False
 
-    def __init__(self, game: Game, num_envs: int, *, max_cycles: int | None = None) -> None:
+    def __init__(self, game: Game, num_envs: int, *, max_cycles: int | None = None,
+                 max_steps: int | None = None) -> None:
         self.game = game
         self.num_envs = num_envs
         self.max_cycles = _check_max_cycles(game, max_cycles)
         self.max_steps = self.max_cycles * game.num_players
+        if max_steps is not None:  # a cap in actions that need not be whole cycles (the trainers' --max-actions)
+            self.max_steps = _count(max_steps, f"{game.name}: max_steps", 1)
         self.observation = np.zeros((num_envs, *game.observation_shape), dtype=np.float32)
         self.action_mask = np.zeros((num_envs, game.num_actions), dtype=np.int8)
         self.current_seat = np.zeros(num_envs, dtype=np.int64)
@@ -159,12 +170,11 @@ class PythonBackend(Backend):
     """The reference engines, one :class:`~envs.core.game.State` per table, stepped in one loop."""
 
     name = "python"
+    steps_subsets = True
 
     def __init__(self, game: Game, num_envs: int, *, max_cycles: int | None = None,
                  max_steps: int | None = None) -> None:
-        super().__init__(game, num_envs, max_cycles=max_cycles)
-        if max_steps is not None:  # a cap in actions that need not be whole cycles (the trainers' --max-actions)
-            self.max_steps = _count(max_steps, f"{game.name}: max_steps", 1)
+        super().__init__(game, num_envs, max_cycles=max_cycles, max_steps=max_steps)
         self.states: list[State | None] = [None] * num_envs
         #: actions played in each table's current game (a list: read and written once per table-step)
         self.steps: list[int] = [0] * num_envs
@@ -184,12 +194,9 @@ class PythonBackend(Backend):
             self.steps[i] = 0
             self._write(i, state)
 
-    def step_rows(self, rows: list[int], actions: list[int]) -> list[int]:
+    def _step_rows(self, rows: list[int], actions: list[int]) -> list[int]:
         """Table ``rows[j]`` plays ``actions[j]`` (legal, not checked again); the buffers of the tables
-        still playing are written. Returns the rows whose game ended, by the rules or the cap.
-
-        The loop under :meth:`step`, for callers that move a few tables at a time (the trainers' opponents)
-        and would otherwise pay for (N,)-arrays on every call."""
+        still playing are written. Returns the rows whose game ended, by the rules or the cap."""
         states, steps, limit = self.states, self.steps, self.max_steps
         observe, observation, action_mask, current_seat = (self.game.observe, self.observation, self.action_mask,
                                                            self.current_seat)
@@ -213,10 +220,10 @@ class PythonBackend(Backend):
         terminations = np.zeros(n, dtype=bool)
         truncations = np.zeros(n, dtype=bool)
         if active is None:
-            ended = self.step_rows(range(n), actions.tolist())
+            ended = self._step_rows(range(n), actions.tolist())
         else:
             rows = np.flatnonzero(active)
-            ended = self.step_rows(rows.tolist(), actions[rows].tolist())
+            ended = self._step_rows(rows.tolist(), actions[rows].tolist())
         for i in ended:
             state = self.states[i]
             if state.is_terminal():
@@ -282,10 +289,13 @@ class VectorTables:
     """``num_envs`` tables of one configured game; see the module docstring for the contract."""
 
     def __init__(self, name: str, num_envs: int, *, seed: int | None = None, backend: str = "auto",
-                 max_cycles: int | None = None, copy: bool = True, **config: Any) -> None:
-        if copy is not True and copy is not False:
-            raise ValueError(f"copy must be True or False, got {copy!r}")
+                 max_cycles: int | None = None, max_steps: int | None = None, autoreset: bool = True,
+                 copy: bool = True, **config: Any) -> None:
+        for flag, value in (("copy", copy), ("autoreset", autoreset)):
+            if value is not True and value is not False:
+                raise ValueError(f"{flag} must be True or False, got {value!r}")
         self.copy = copy
+        self.autoreset = autoreset
         game_cls = envs.game_class(name)
         num_envs = _count(num_envs, "num_envs", 1)
         self.game: Game = game_cls(**config)
@@ -302,7 +312,11 @@ class VectorTables:
         self.backend: str = backend
         self.num_envs = num_envs
         self.num_seats = self.game.num_players
-        self._tables = cls(self.game, num_envs, max_cycles=self.max_cycles)
+        cap = {} if max_steps is None else {"max_steps": max_steps}
+        self._tables = cls(self.game, num_envs, max_cycles=self.max_cycles, **cap)
+        #: The cap on actions per game (``max_cycles`` x seats, or ``max_steps`` where given).
+        self.max_steps: int = self._tables.max_steps
+        self._steps_subsets = bool(getattr(cls, "steps_subsets", False))
         game = self.game
         self.single_observation_space = spaces.Dict({
             "observation": spaces.Box(low=game.observation_low, high=game.observation_high,
@@ -313,7 +327,9 @@ class VectorTables:
         self._seed = self._check_seed(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2**63)
         self._games = np.zeros(num_envs, dtype=np.int64)  # games dealt so far at each table
         self._lengths = np.zeros(num_envs, dtype=np.int64)  # actions in each table's current game
-        self._ready = False
+        #: without autoreset, the tables whose game ended (or that were never dealt), awaiting ``deal``
+        self.awaiting_deal = np.ones(num_envs, dtype=bool)
+        self._ready = not autoreset  # without autoreset the tables start empty, awaiting their deals
         self._sample_buffers: tuple[np.ndarray, np.ndarray] | None = None  # sample_legal: packed mask, bit ranks
 
     # ----------------------------------------------------------------------------------------------
@@ -332,10 +348,28 @@ class VectorTables:
 
     def _deal(self, rows: np.ndarray) -> None:
         rows = rows.tolist()
-        seeds = [self.table_seed(i, self._games[i]) for i in rows]
-        self._tables.reset_tables(rows, seeds)
+        self._tables.reset_tables(rows, [self.table_seed(i, self._games[i]) for i in rows])
+        self._dealt(rows)
+
+    def _dealt(self, rows: list[int]) -> None:
         self._games[rows] += 1
         self._lengths[rows] = 0
+        self.awaiting_deal[rows] = False
+
+    def deal(self, rows: Any, seeds: Any = None) -> None:
+        """A new game at each table in ``rows``: game ``seeds[j]`` at ``rows[j]`` (exactly as
+        ``Game.new_initial_state(seed)``), or without ``seeds`` each table's next game under the batch
+        seed. For callers that deal games themselves (``autoreset=False``); a game in progress there is
+        replaced."""
+        rows = [self._row(i) for i in rows]
+        if seeds is None:
+            seeds = [self.table_seed(i, self._games[i]) for i in rows]
+        else:
+            seeds = [self._check_seed(s) for s in seeds]
+            if len(seeds) != len(rows):
+                raise ValueError(f"{self.game.name}: deal got {len(rows)} tables but {len(seeds)} seeds")
+        self._tables.reset_tables(rows, seeds)
+        self._dealt(rows)
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """Deal every table a game: from ``seed`` (then game counts restart), or each table's next game."""
@@ -370,6 +404,8 @@ class VectorTables:
         finished tables are dealt their next game at once. See the module docstring for the returns."""
         self._need_reset("step")
         if active is None:
+            if self.awaiting_deal.any():
+                self._refuse_waiting(self.awaiting_deal)
             actions = self._check_actions(actions)
             rewards, terminations, truncations = self._tables.step(actions)
             self._lengths += 1
@@ -378,12 +414,12 @@ class VectorTables:
             if active.shape != (self.num_envs,) or active.dtype != bool:
                 raise ValueError(f"{self.game.name}: active must be a bool array of shape ({self.num_envs},), "
                                  f"got shape {active.shape} of dtype {active.dtype}")
-            a = np.asarray(actions)
-            actions = self._check_actions(np.where(active, a, self._tables.action_mask.argmax(axis=1)) if
-                                          a.shape == active.shape else a)
-            if "active" not in inspect.signature(self._tables.step).parameters:
+            if not self._steps_subsets:
                 raise ValueError(f"{self.game.name}: the {self.backend} backend cannot step a subset of its tables "
-                                 f"(its step takes no active mask); use backend='python'")
+                                 f"(it does not declare steps_subsets); use backend='python'")
+            if (active & self.awaiting_deal).any():
+                self._refuse_waiting(active & self.awaiting_deal)
+            actions = self._check_actions(actions, active)
             rewards, terminations, truncations = self._tables.step(actions, active)
             self._lengths += active
         ended = terminations | truncations
@@ -392,32 +428,45 @@ class VectorTables:
         if ended.any():
             final[ended] = rewards[ended]
             lengths[ended] = self._lengths[ended]
-            self._deal(np.flatnonzero(ended))
+            if self.autoreset:
+                self._deal(np.flatnonzero(ended))
+            else:
+                self.awaiting_deal |= ended
         infos = {"current_seat": self._seats(), "final_returns": final,
                  "_final_returns": ended, "episode_length": lengths}
         return self.observe(), rewards, terminations, truncations, infos
 
-    def _check_actions(self, actions: Any) -> np.ndarray:
+    def _refuse_waiting(self, waiting: np.ndarray) -> None:
+        i = int(np.flatnonzero(waiting)[0])
+        raise RuntimeError(f"{self.game.name}: table {i} has no game in progress (autoreset is off); deal it a "
+                           f"game with deal() before stepping it")
+
+    def _check_actions(self, actions: Any, active: np.ndarray | None = None) -> np.ndarray:
+        """``actions`` as int64, each legal where it is played (every table, or where ``active``)."""
         a = np.asarray(actions)
         n, num_actions, name = self.num_envs, self.game.num_actions, self.game.name
         if a.shape != (n,) or a.dtype.kind not in "iu":
             raise IllegalActionError(f"{name}: step needs one integer action per table, an array of shape ({n},); "
                                      f"got shape {a.shape} of dtype {a.dtype}")
+        if active is not None:
+            a = np.where(active, a, 0)  # the tables that do not move: their actions are ignored
         outside = (a < 0) | (a >= num_actions)
         if outside.any():
             i = int(np.flatnonzero(outside)[0])
             raise IllegalActionError(f"{name}: table {i}: action {int(a[i])} is outside [0, {num_actions})")
         a = a.astype(np.int64, copy=False)
-        legal = self._tables.action_mask[np.arange(n), a]
+        legal = self._tables.action_mask[np.arange(n), a] != 0
+        if active is not None:
+            legal |= ~active
         if not legal.all():
-            i = int(np.flatnonzero(legal == 0)[0])
+            i = int(np.flatnonzero(~legal)[0])
             raise illegal_action(self._tables, i, int(a[i]))
         return a
 
     def player_view(self, i: int) -> dict[str, Any]:
         """What the seat to act at table ``i`` may know (the agents' ``view`` argument)."""
         self._need_reset("player_view")
-        i = self._row(i)
+        i = self._in_play(i)
         seat = int(self._tables.current_seat[i])
         if isinstance(self._tables, Backend):
             return self._tables.player_view(i, seat)
@@ -491,7 +540,7 @@ class VectorTables:
     def save_state(self, i: int) -> dict[str, Any]:
         """Table ``i`` as ``raw_env().save_state()`` writes it (``Game.save`` plus the ``"env"`` part)."""
         self._need_reset("save_state")
-        return self._tables.save_state(self._row(i))
+        return self._tables.save_state(self._in_play(i))
 
     def load_state(self, i: int, data: Any) -> None:
         """Table ``i`` continues from ``data`` (validated by ``Game.load``; a finished game is refused)."""
@@ -506,6 +555,13 @@ class VectorTables:
                              f"batch truncates games at {self._tables.max_steps} (max_cycles={self.max_cycles})")
         self._tables.load_state(i, data)
         self._lengths[i] = steps
+        self.awaiting_deal[i] = False
+
+    def _in_play(self, i: Any) -> int:
+        i = self._row(i)
+        if self.awaiting_deal[i]:
+            self._refuse_waiting(np.arange(self.num_envs) == i)
+        return i
 
     def _need_reset(self, what: str) -> None:
         if not self._ready:
@@ -517,9 +573,11 @@ class VectorTables:
 
 
 def make(name: str, num_envs: int, *, seed: int | None = None, backend: str = "auto",
-         max_cycles: int | None = None, copy: bool = True, **config: Any) -> VectorTables:
+         max_cycles: int | None = None, max_steps: int | None = None, autoreset: bool = True, copy: bool = True,
+         **config: Any) -> VectorTables:
     """``num_envs`` tables of game ``name`` configured by ``config``; see the module docstring."""
-    return VectorTables(name, num_envs, seed=seed, backend=backend, max_cycles=max_cycles, copy=copy, **config)
+    return VectorTables(name, num_envs, seed=seed, backend=backend, max_cycles=max_cycles, max_steps=max_steps,
+                        autoreset=autoreset, copy=copy, **config)
 
 
 __all__ = ["BACKENDS", "Backend", "PythonBackend", "VectorTables", "available_backends", "illegal_action", "make",

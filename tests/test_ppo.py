@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 
@@ -92,6 +93,12 @@ def test_tiny_run_trains_logs_and_saves_a_loadable_policy(tmp_path, game, extra)
         run / "policy", game=game, observation_shape=game_obj.observation_shape, num_actions=game_obj.num_actions
     )
     assert spec["meta"]["steps"] == state["step"]
+    # Every run ends with its report in the one schema, from the evaluation at its last step.
+    report = json.loads((run / "eval.json").read_text())
+    validate_report(report)
+    assert report["trainer"] == "training.ppo" and report["samples"] == state["step"] and report["game"] == game
+    assert list(report["results"]) == ["random-v0"] and report["curve"] == state["curve"]
+    assert report["results"]["random-v0"]["win_rate"] == state["curve"][-1]["win_rate_vs_random-v0"]
     # The loaded policy plays whole games through the strict environment (an illegal move raises).
     n = game_obj.num_players
     seats = [agents.make(f"{game}/random-v0", seed=s) for s in range(n)]
@@ -99,6 +106,85 @@ def test_tiny_run_trains_logs_and_saves_a_loadable_policy(tmp_path, game, extra)
     config = dict(config, max_cycles=60)
     record = agents.play_game(game, seats, seed=3, config=config)
     assert record.length > 0
+
+
+def test_the_numpy_sequence_backend_trains_exactly_as_the_reference_engines(tmp_path):
+    """The tables run on envs.vector's public API, so any backend serves them; Sequence's numpy engine
+    plays the same games, hence the same run (teacher views and snapshots included)."""
+    extra = ["--opponents", "random-v0", "heuristic-v1", "self", "--teacher", "heuristic-v1", "--bc-steps", "32",
+             "--kl-coef", "0.5"]
+    runs = {}
+    for backend in ("python", "numpy"):
+        runs[backend] = tiny_run(tmp_path / backend, "sequence_v0", *extra, "--backend", backend, steps=128)
+    states = {b: json.loads((run / "checkpoint" / "state.json").read_text()) for b, run in runs.items()}
+    timing = ("cpu_seconds", "steps_per_cpu_s", "steps_per_wall_s")
+    curves = {b: [{k: v for k, v in row.items() if k not in timing and not k.endswith("_share")}
+                  for row in state["curve"]] for b, state in states.items()}
+    assert curves["python"] == curves["numpy"] and states["python"]["games_dealt"] == states["numpy"]["games_dealt"]
+    from safetensors.torch import load_file
+
+    weights = {b: load_file(str(run / "checkpoint" / "model.safetensors")) for b, run in runs.items()}
+    for name, value in weights["python"].items():
+        assert torch.equal(value, weights["numpy"][name]), name
+
+
+def test_a_non_finite_loss_stops_the_run_naming_the_step_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
+    from safetensors.torch import load_file
+
+    from training.ppo import loop
+    from training.settings import NonFiniteLossError
+
+    real = loop.ppo_update
+    updates = []
+
+    def poisoned(net, optimizer, batch, args, kl_weight, device):
+        updates.append(len(updates))
+        if len(updates) == 3:  # the third update diverges
+            with torch.no_grad():
+                next(net.parameters()).fill_(float("nan"))
+        return real(net, optimizer, batch, args, kl_weight, device)
+
+    monkeypatch.setattr(loop, "ppo_update", poisoned)
+    run = tmp_path / "run"
+    argv = ["--game", "dojo_v0", "--run-dir", str(run), "--total-timesteps", "256", "--checkpoint-every", "64",
+            "--eval-every", "0", "--opponents", "random-v0", "--teacher", "", *TINY]
+    with pytest.raises(NonFiniteLossError, match=r"non-finite loss at learner step 192: policy_loss = nan") as caught:
+        ppo.main(argv)
+    assert caught.value.step == 192 and "value_loss" in caught.value.losses
+    state = json.loads((run / "checkpoint" / "state.json").read_text())
+    assert state["step"] == 128  # the last checkpoint before the bad update is kept as it was
+    weights = load_file(str(run / "checkpoint" / "model.safetensors"))
+    assert all(torch.isfinite(w).all() for w in weights.values())
+    assert not (run / "eval.json").exists()
+
+
+def test_the_update_runs_on_the_device_and_the_actor_plays_the_trained_weights(tmp_path):
+    """``--device auto`` is the CPU here (no GPU is needed); the network the update trains and the actor
+    that plays rollouts, snapshots and evaluations are distinct modules, equal after every update."""
+    args = ppo.parse_args(["--game", "dojo_v0", "--run-dir", str(tmp_path / "run"), "--device", "auto",
+                           "--opponents", "random-v0", "self", "--teacher", "", *TINY])
+    trainer = ppo.Trainer(args)
+    assert trainer.device == torch.device("cpu") and trainer.actor is not trainer.net
+    before = [p.clone() for p in trainer.actor.parameters()]
+    trainer.update(trainer.collect())
+    for played, trained in zip(trainer.actor.parameters(), trainer.net.parameters()):
+        assert torch.equal(played, trained) and not played.requires_grad
+    assert any(not torch.equal(p, old) for p, old in zip(trainer.actor.parameters(), before))
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--game", "dojo_v0", "--device", "tpu"])
+
+
+def test_auto_backend_is_the_fastest_unless_an_opponent_or_the_teacher_reads_the_view():
+    from training.ppo.loop import table_backend
+
+    def backend(*argv):
+        return table_backend(ppo.parse_args(["--game", "sequence_v0", "--teacher", "", *argv]))
+
+    assert backend("--opponents", "random-v0", "self") == "numpy"
+    assert backend("--opponents", "random-v0", "heuristic-noisy-v1") == "python"  # it reads the view
+    assert backend("--opponents", "random-v0", "--teacher", "heuristic-v1") == "python"
+    assert backend("--opponents", "heuristic-noisy-v1", "--backend", "numpy") == "numpy"  # asked for
+    assert table_backend(ppo.parse_args(["--game", "dojo_v0", "--opponents", "random-v0"])) == "python"
 
 
 def test_loading_a_policy_skips_the_random_initialisation_it_overwrites(monkeypatch):
@@ -133,12 +219,19 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     from torch.utils.tensorboard import SummaryWriter
 
+    before = set((run / "tb").iterdir())
     with SummaryWriter(str(run / "tb")) as stray:
         for step in (64, 200):
             stray.add_scalar("test/stray", 1.0, step)
+    # TensorBoard reads event files in name order, and a name holds its writer's second, then its process
+    # id: the stray file is dated a minute back, so that the resumed run's file, even one made in the same
+    # second by a process of a lower id, is read after it.
+    (stray_file,) = set((run / "tb").iterdir()) - before
+    stamp = stray_file.name.split(".")[3]
+    stray_file.rename(stray_file.with_name(stray_file.name.replace(f".{stamp}.", f".{int(stamp) - 60}.", 1)))
     args = ppo.parse_args(["--resume", str(run), "--total-timesteps", "256", "--no-progress"])
     trainer = ppo.Trainer(args)
-    assert trainer.step == first["step"] == 128
+    assert trainer.state.step == first["step"] == 128
     assert len(trainer.snapshots) == first["snapshots"] >= 2
     for name, tensor in trainer.net.state_dict().items():
         assert torch.equal(tensor, saved_model[name])
@@ -162,7 +255,7 @@ def test_resume_continues_steps_optimizer_and_pool(tmp_path):
     del old["args"]["bc_learner_share"]
     state_file.write_text(json.dumps(old))
     later = ppo.Trainer(ppo.parse_args(["--resume", str(run), "--bc-learner-share", "0.5", "--no-progress"]))
-    assert later.resumes[-1] == {"step": 256, "changed": {"bc_learner_share": [0.0, 0.5]}}
+    assert later.state.resumes[-1] == {"step": 256, "changed": {"bc_learner_share": [0.0, 0.5]}}
     assert second["updates"] == first["updates"] + 2
     # Adam's step counters go on from the saved ones: 2 updates x (64 decisions / minibatch 32) x 1 epoch.
     steps = {
@@ -183,7 +276,7 @@ def test_resume_finishes_a_save_cut_off_between_its_renames(tmp_path, capsys):
     args = ppo.parse_args(["--resume", str(run), "--total-timesteps", "128", "--no-progress"])
     assert "resuming from checkpoint.old" in capsys.readouterr().err
     trainer = ppo.Trainer(args)
-    assert trainer.step == 64
+    assert trainer.state.step == 64
     trainer.run()
     assert json.loads((ckpt / "state.json").read_text())["step"] == 128
     assert not tmp.exists() and not old.exists()  # the half-written folder went with the next save
@@ -212,7 +305,7 @@ def test_resume_may_end_cloning_early_and_start_ppo_with_a_teacher_term(tmp_path
     assert trainer.kl_weight() == 0.5  # PPO starts now, the teacher term at full weight
     batch = trainer.collect()
     assert not batch["cloning"] and bool((batch["teacher"] >= 0).all())
-    trainer.step = 64 + 64
+    trainer.state.step = 64 + 64
     assert trainer.kl_weight() == pytest.approx(0.25)
 
 
@@ -306,6 +399,26 @@ def test_dagger_share_decides_who_plays_while_the_teacher_labels_every_decision(
         assert not torch.equal(played, batch["teacher"])  # an untrained network disagrees somewhere
     with pytest.raises(SystemExit):
         ppo.parse_args(["--game", "sequence_v0", "--bc-learner-share", "1.5"])
+
+
+def test_resume_restores_the_trainer_state_and_refuses_what_it_cannot_resume(tmp_path, capsys):
+    run = tiny_run(tmp_path, "dojo_v0", "--opponents", "random-v0", "--teacher", "", steps=64)
+    path = run / "checkpoint" / "state.json"
+    saved = json.loads(path.read_text())
+    trainer = ppo.Trainer(ppo.parse_args(["--resume", str(run), "--no-progress"]))
+    fields = {f.name for f in dataclasses.fields(ppo.TrainerState)}
+    assert dataclasses.asdict(trainer.state) == {k: saved[k] for k in fields}
+    # A checkpoint from before the optional fields existed resumes with their defaults.
+    path.write_text(json.dumps({k: v for k, v in saved.items() if k not in ppo.TrainerState.OPTIONAL}))
+    old = ppo.Trainer(ppo.parse_args(["--resume", str(run), "--no-progress"])).state
+    assert old.step == saved["step"] and old.resumes == [] and old.init_origin is None
+    assert old.cpu_breakdown["total"] == 0.0  # the parts are counted afresh from the resume
+    path.write_text(json.dumps({k: v for k, v in saved.items() if k != "next_eval"}))
+    with pytest.raises(SystemExit, match=r"too old to resume from: it lacks \['next_eval'\]"):
+        ppo.Trainer(ppo.parse_args(["--resume", str(run), "--no-progress"]))
+    path.write_text(json.dumps({**saved, "format": "something-else"}))
+    with pytest.raises(SystemExit, match="is not a training.ppo checkpoint"):
+        ppo.Trainer(ppo.parse_args(["--resume", str(run), "--no-progress"]))
 
 
 def test_resume_refuses_changed_training_args_and_a_second_fresh_run(tmp_path):
@@ -498,16 +611,17 @@ def test_team_game_learner_decides_only_for_its_team():
         rows = [i for i in range(tables.n) if tables.active[i]]
         chosen = []
         for i in rows:
-            seat = tables.states[i].current_player()
+            seat = tables.state(i).current_player()
             assert seat in tables.learner[i] and seat % 2 == tables.team[i]
             assert tables.learner_seat(i) == seat
             decisions += 1
-            chosen.append(int(rng.choice(tables.states[i].legal_actions())))
-        obs, mask = tables.observe(rows)  # the backend's buffers are the engine's observation and mask
+            chosen.append(int(rng.choice(tables.state(i).legal_actions())))
+        obs, mask = tables.observe(rows)  # the batch's buffers are the engine's observation and mask
         for j, i in enumerate(rows):
-            seat = tables.states[i].current_player()
-            assert np.array_equal(obs[j], game.observe(tables.states[i], seat))
-            assert np.array_equal(mask[j], tables.states[i].legal_mask().astype(bool))
+            state = tables.state(i)
+            seat = state.current_player()
+            assert np.array_equal(obs[j], game.observe(state, seat))
+            assert np.array_equal(mask[j], state.legal_mask().astype(bool))
         tables.play(rows, chosen)
         tables.advance(lambda k, rows: [])
     assert len(tables.finished) == 6 and decisions > 0
@@ -523,12 +637,12 @@ def test_tables_refuse_an_illegal_learner_action_before_any_table_moves():
 
     tables = ppo.Tables(game, 2, deal, max_actions=400)
     tables.advance(lambda k, rows: [])
-    before = [game.save(s) for s in tables.states]
-    legal = int(np.flatnonzero(tables.states[0].legal_mask())[0])
-    illegal = int(np.flatnonzero(tables.states[1].legal_mask() == 0)[0])
+    before = [game.save(tables.state(i)) for i in range(2)]
+    legal = int(np.flatnonzero(tables.state(0).legal_mask())[0])
+    illegal = int(np.flatnonzero(tables.state(1).legal_mask() == 0)[0])
     with pytest.raises(IllegalActionError, match=f"table 1: action {illegal} .* is illegal"):
         tables.play([0, 1], [legal, illegal])
-    assert [game.save(s) for s in tables.states] == before
+    assert [game.save(tables.state(i)) for i in range(2)] == before
 
 
 def test_tables_cut_games_at_max_actions():
@@ -567,6 +681,7 @@ def test_help_documents_every_option(capsys):
         (["--config", "[1]"], "JSON object"),
         (["--opponents", "random-v0", "--opponent-weights", "1", "2"], "one non-negative weight"),
         (["--temperature", "0"], "must lie in [0.05, 20]"),
+        (["--game", "pans_trial_v0", "--backend", "numpy"], "--backend 'numpy' is not available for pans_trial_v0"),
     ],
 )
 def test_bad_arguments_are_refused_with_the_allowed_values(argv, needle, capsys):
@@ -659,6 +774,7 @@ def test_list_options_take_values_of_their_annotated_type():
 
 
 def test_teacher_workers_give_the_same_labels_and_report_their_cpu_time():
+    from agents.runner import seat_inputs
     from training.teachers import TeacherLabels
 
     game = envs.make_game("sequence_v0")
@@ -669,8 +785,9 @@ def test_teacher_workers_give_the_same_labels_and_report_their_cpu_time():
     try:
         for _ in range(12):
             rows = [i for i, s in enumerate(states) if not s.is_terminal()]
-            labels = alone.actions(states, rows)
-            assert shared.actions(states, rows) == labels
+            inputs = [(i, states[i].current_player(), *seat_inputs(states[i], states[i].current_player())) for i in rows]
+            labels = alone.actions(inputs)
+            assert shared.actions(inputs) == labels
             for i, action in zip(rows, labels):
                 assert states[i].legal_mask()[action]
                 # move on with a random legal action so the tables drift apart from the teacher's line
@@ -694,10 +811,11 @@ def test_teacher_workers_leave_when_the_trainer_is_killed(tmp_path):
 
     script = (
         "import os, envs\n"
+        "from agents.runner import seat_inputs\n"
         "from training.teachers import TeacherLabels\n"
         "t = TeacherLabels('sequence_v0', {}, 'heuristic-v1', seed=1, workers=1)\n"
         "states = [envs.make_game('sequence_v0').new_initial_state(seed=s) for s in range(3)]\n"
-        "t.actions(states, [0, 1, 2])\n"
+        "t.actions([(i, s.current_player(), *seat_inputs(s, s.current_player())) for i, s in enumerate(states)])\n"
         "print(*[p.pid for pool in t.pools for p in pool._processes.values()], flush=True)\n"
         "os._exit(0)  # no shutdown, as when a signal stops a training run\n"
     )
@@ -730,7 +848,7 @@ def test_init_policy_starts_a_new_run_from_another_runs_weights(tmp_path):
                            "--total-timesteps", "64", "--eval-every", "64", *TINY])
     trainer = ppo.Trainer(args)
     # The run starts at step 0 with the other run's weights, and its 'self' pool starts with them too.
-    assert trainer.step == 0
+    assert trainer.state.step == 0
     for name, tensor in trainer.net.state_dict().items():
         assert torch.equal(tensor, start[name]), name
         assert torch.equal(trainer.snapshots[0].state_dict()[name], start[name]), name
@@ -745,7 +863,7 @@ def test_init_policy_starts_a_new_run_from_another_runs_weights(tmp_path):
     # the starting policy cannot be swapped on resume.
     resumed = ppo.Trainer(ppo.parse_args(["--resume", str(second), "--total-timesteps", "128", "--no-progress"]))
     saved = load_file(str(second / "checkpoint" / "model.safetensors"))
-    assert resumed.init_origin == origin
+    assert resumed.state.init_origin == origin
     assert all(torch.equal(t, saved[n]) for n, t in resumed.net.state_dict().items())
     assert not all(torch.equal(t, start[n]) for n, t in resumed.net.state_dict().items())
     with pytest.raises(SystemExit):
@@ -765,7 +883,7 @@ def test_init_policy_from_a_shipped_id_loads_its_weights(tmp_path):
     trainer = ppo.Trainer(args)
     shipped = load_file(str(folder / "policy.safetensors"))
     assert all(torch.equal(t, shipped[n]) for n, t in trainer.net.state_dict().items())
-    assert trainer.init_origin["steps"] == 1_587_200
+    assert trainer.state.init_origin["steps"] == 1_587_200
 
 
 @pytest.mark.parametrize(

@@ -72,3 +72,15 @@ def test_the_published_tables_start_with_their_provenance():
         block, rows = read_csv(path)
         check_provenance(block, path.name)
         assert block["environments"] == {"pans_trial_v0": 0, "sequence_v0": 0} and rows, path.name
+
+
+def test_any_seed_can_be_run_and_a_filter_that_matches_nothing_says_what_there_is(tmp_path, capsys):
+    runs = pc.commands("reference", rllib_python=None, samples=4096, seeds=(4,))
+    assert {s for _, _, _, s, _ in runs} == {4} and all(_flags(argv)["--seed"] == "4" for *_, argv in runs)
+    with pytest.raises(SystemExit, match="matches none of the reference study's runs: pans_trial_v0/heuristic"):
+        pc.run_all("reference", tmp_path, None, "chess", 4096, seeds=[4])
+    with pytest.raises(SystemExit, match=r"no such variant; choose from \['ppo', 'ppo-matched', 'sb3'\]"):
+        pc.run_all("reference", tmp_path, None, None, 4096, variants=["nope"])
+    with pytest.raises(SystemExit):
+        pc.main(["reference", "--seed", "-1"])
+    assert "--seed must be a whole number >= 0" in capsys.readouterr().err

@@ -12,7 +12,7 @@ from agents.nets import default_arch
 from agents.architectures import build_architecture
 from training import sb3
 from training.evaluation import NOTE, evaluate_and_write, evaluate_module, opponent_summary
-from training.ppo.tables import Outcome
+from training.vector_env import Outcome
 from training.report import curve_row, make_report, validate_report
 
 

@@ -286,29 +286,59 @@ def test_sample_legal_draws_every_legal_action_uniformly_and_nothing_else():
         assert np.all(np.abs(counts[actions] - expected) < 5 * np.sqrt(expected)), f"table {i}: {counts[actions]}"
 
 
-def test_python_backend_step_rows_moves_the_given_tables_and_names_those_that_ended():
+@pytest.mark.parametrize("backend", vector.available_backends("sequence_v0"))
+def test_tables_dealt_by_the_caller_step_subsets_and_wait_at_the_cap(backend):
+    """Without autoreset the caller deals each game from its seed; ``step(active=...)`` moves only the
+    given tables; ``max_steps`` cuts games at a cap that is not whole cycles; an ended game waits."""
     game = envs.make_game("sequence_v0")
-    backend = vector.PythonBackend(game, 3, max_steps=5)  # a cap that is not whole cycles of 2 seats
-    backend.reset_tables([0, 1, 2], [10, 11, 12])
+    tables = vector.make("sequence_v0", 3, backend=backend, max_steps=5, autoreset=False)
+    assert tables.awaiting_deal.all() and tables.max_steps == 5
+    tables.deal([0, 1, 2], [10, 11, 12])
     reference = [game.new_initial_state(s) for s in (10, 11, 12)]
     rng = np.random.default_rng(3)
-    ended = []
+    mask = tables.observe()["action_mask"]
+    ended = np.zeros(3, dtype=bool)
     for step in range(5):
-        rows = [0, 2] if step % 2 else [0, 1, 2]
-        actions = [int(rng.choice(np.flatnonzero(backend.action_mask[i]))) for i in rows]
-        ended = backend.step_rows(rows, actions)
-        for i, a in zip(rows, actions):
-            reference[i].apply_action(a)
-        for i in rows:
-            if i not in ended:
-                seat = reference[i].current_player()
-                assert backend.current_seat[i] == seat
-                np.testing.assert_array_equal(backend.action_mask[i], reference[i].legal_mask())
-                np.testing.assert_array_equal(backend.observation[i], game.observe(reference[i], seat))
-    assert backend.steps == [5, 3, 5] and ended == [0, 2]  # table 0 and 2 reached the cap of 5 actions
-    assert [game.save(s) for s in backend.states] == [game.save(s) for s in reference]
+        active = np.array([True, step % 2 == 0, True])
+        actions = np.array([rng.choice(np.flatnonzero(m)) if a else 10_000 for m, a in zip(mask, active)])
+        obs, _, terms, truncs, infos = tables.step(actions, active=active)  # inactive actions are not checked
+        for i in np.flatnonzero(active):
+            reference[i].apply_action(int(actions[i]))
+        ended = infos["_final_returns"]
+        mask = obs["action_mask"]
+        for i in np.flatnonzero(active & ~ended):
+            seat = reference[i].current_player()
+            assert infos["current_seat"][i] == seat
+            np.testing.assert_array_equal(mask[i], reference[i].legal_mask())
+            np.testing.assert_array_equal(obs["observation"][i], game.observe(reference[i], seat))
+    # tables 0 and 2 reached the cap of 5 actions and wait; table 1 played 3 and goes on
+    assert ended.tolist() == [True, False, True] and truncs.tolist() == [True, False, True] and not terms.any()
+    assert infos["episode_length"].tolist() == [5, 0, 5]
+    assert tables.awaiting_deal.tolist() == [True, False, True]
+    assert tables.save_state(1)["env"]["steps"] == 3
+    with pytest.raises(RuntimeError, match="table 0 has no game in progress"):
+        tables.step(np.zeros(3, dtype=np.int64), active=np.array([True, False, False]))
+    tables.deal([0], [10])
+    assert not tables.awaiting_deal[0]
+    np.testing.assert_array_equal(tables.observe()["action_mask"][0], game.new_initial_state(10).legal_mask())
     with pytest.raises(ValueError, match="max_steps must be an integer >= 1"):
-        vector.PythonBackend(game, 1, max_steps=0)
+        vector.make("sequence_v0", 1, backend=backend, max_steps=0)
+
+
+class WholeBatchOnly(vector.PythonBackend):
+    """A backend that declares it cannot step a subset of its tables."""
+
+    name = "whole"
+    steps_subsets = False
+
+
+def test_a_backend_declares_whether_it_steps_a_subset(monkeypatch):
+    monkeypatch.setitem(vector.BACKENDS, "dojo_v0", {"whole": f"{__name__}:WholeBatchOnly"})
+    tables = vector.make("dojo_v0", 2, seed=0, backend="whole")
+    tables.reset()
+    with pytest.raises(ValueError, match="the whole backend cannot step a subset"):
+        tables.step(tables.sample_legal(np.random.default_rng(0)), active=np.array([True, False]))
+    tables.step(tables.sample_legal(np.random.default_rng(0)))  # the whole batch it steps
 
 
 @pytest.mark.parametrize("num_envs,without_bitwise_count", [(40, False), (100, False), (100, True)])

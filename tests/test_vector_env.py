@@ -52,7 +52,7 @@ def test_vector_env_follows_gymnasiums_vector_api():
     seats = set()
     for _ in range(120):
         # Every table awaits its learner, and the mask is the learner's.
-        assert (venv.tables.current_seat == venv.learner).all()
+        assert all(venv.tables.learner_seat(i) == seat for i, seat in enumerate(venv.learner))
         masks = venv.action_masks()
         assert masks.dtype == bool and masks.shape == (4, venv.single_action_space.n) and masks.any(axis=1).all()
         obs, rewards, terms, truncs, infos = venv.step(legal_choice(masks, rng))
@@ -80,6 +80,12 @@ def test_a_seed_makes_deals_seats_and_opponents_reproducible():
     assert_same(first, play(venv, 5, 60))  # reset(seed) starts the same sequence again
     other = play(make(), 6, 60)
     assert not np.array_equal(first[0][0], other[0][0])
+    # A reset without a seed deals on from the stream: new games, the same ones in every process.
+    again, twin = make(), make()
+    for venv in (again, twin):
+        venv.reset(seed=5)
+    later = again.reset()[0]
+    assert not np.array_equal(later, first[0][0]) and np.array_equal(later, twin.reset()[0])
 
 
 def test_the_numpy_sequence_backend_plays_the_same_self_play_games_as_the_python_one():

@@ -17,7 +17,7 @@ league: :mod:`training.league`.)
   the win rate carries its Wilson 95% interval as ``win_rate_ci95``, and games and wins by the
   team's side (side 0 moves first).
 
-The games are stepped in batches on :class:`training.ppo.tables.Tables` over ``envs.vector`` (one
+The games are stepped in batches on :class:`training.vector_env.Tables` over ``envs.vector`` (one
 forward per step for all tables), so an evaluation costs about what the games themselves cost.
 
 :func:`evaluate_and_write` evaluates a policy and writes the result as a report in the one schema
@@ -40,8 +40,8 @@ from agents.checkpoint import checkpoint_dir, policy_folder
 from agents.policy_io import load_policy
 from training.league.matches import AgentLine
 from training.ppo.algo import masked_log_probs
-from training.ppo.tables import Outcome, Tables
 from training.report import TRAINERS, make_report, write_report
+from training.vector_env import Outcome, Tables
 
 NOTE = ("greedy policy; game g dealt with seed eval_seed+g, the policy plays every seat of team g % num_teams; "
         "a win is first place for its team (shared counts), a draw a game nobody won; Wilson 95% (win_rate_ci95)")

@@ -29,7 +29,6 @@ from typing import Any
 
 import agents
 import envs
-from agents.runner import seat_inputs
 
 #: one job: (table index, seat, observation dict, player view)
 Job = tuple[int, int, dict[str, Any], dict[str, Any]]
@@ -79,7 +78,8 @@ def _worker_label(jobs: list[Job]) -> tuple[list[int], float]:
 
 
 class TeacherLabels:
-    """``actions(states, rows)``: the teacher's choice for the seat to act at each table in ``rows``."""
+    """``actions(inputs)``: the teacher's choice for the seat to act at each table, from what that seat is
+    handed: ``inputs`` lists ``(table, seat, observation dict, player view)`` (``Tables.seat_inputs``)."""
 
     def __init__(self, game_name: str, config: dict[str, Any], kind: str, seed: int, workers: int = 0) -> None:
         if not isinstance(workers, int) or workers < 0:
@@ -94,13 +94,10 @@ class TeacherLabels:
         #: CPU seconds the workers spent labelling since the last :meth:`take_worker_seconds`
         self.worker_seconds = 0.0
 
-    def actions(self, states: list[Any], rows: list[int]) -> list[int]:
+    def actions(self, inputs: list[Job]) -> list[int]:
         jobs: list[list[Job]] = [[] for _ in range(len(self.pools) + 1)]
-        for i in rows:
-            state = states[i]
-            seat = state.current_player()
-            obs, view = seat_inputs(state, seat)
-            jobs[self.process_of(i)].append((i, seat, obs, view))
+        for job in inputs:
+            jobs[self.process_of(job[0])].append(job)
         futures: list[Future | None] = [
             pool.submit(_worker_label, jobs[k + 1]) if jobs[k + 1] else None for k, pool in enumerate(self.pools)
         ]
@@ -114,7 +111,7 @@ class TeacherLabels:
             self.worker_seconds += seconds
             for job, act in zip(jobs[k + 1], acts):
                 labels[job[0]] = act
-        return [labels[i] for i in rows]
+        return [labels[job[0]] for job in inputs]
 
     def process_of(self, table: int) -> int:
         """Which process labels ``table``: 0 this one, ``k`` the ``k``-th worker."""

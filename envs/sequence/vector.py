@@ -182,7 +182,7 @@ class SequenceNumpyBackend(Backend):
     the seat to act at each table (a finished or truncated table keeps its seat and gets an all-zero mask,
     as ``raw_env`` gives a finished agent).
     ``max_cycles`` is the environment's truncation cap (``max_cycles`` x seats actions per game; default
-    the game's, 500).
+    the game's, 500); ``max_steps``, where given, sets the cap in actions instead.
 
     The observation's seat-independent parts (free corners, locked chips, empty squares, discard counts)
     are kept up to date cell by cell as chips and cards move; the parts seen from the seat to act (the
@@ -193,13 +193,15 @@ class SequenceNumpyBackend(Backend):
     """
 
     name = "numpy"
+    steps_subsets = True
 
-    def __init__(self, game: SequenceGame, num_envs: int, *, max_cycles: int | None = None) -> None:
+    def __init__(self, game: SequenceGame, num_envs: int, *, max_cycles: int | None = None,
+                 max_steps: int | None = None) -> None:
         if not isinstance(game, SequenceGame):
             raise TypeError(f"SequenceNumpyBackend steps sequence_v0 games only, got {game!r}")
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
-        super().__init__(game, int(num_envs), max_cycles=max_cycles)  # max_cycles, max_steps and the buffers
+        super().__init__(game, int(num_envs), max_cycles=max_cycles, max_steps=max_steps)  # the cap, buffers
         n = self.num_envs
         seats = self.num_seats = game.num_players
         teams = self.num_teams = game.num_teams

@@ -9,8 +9,9 @@
 Reads top to bottom (CleanRL's shape): the ``Args`` dataclass documents every option, seeding
 happens in one place (``main``), the loop collects a rollout then updates.
 
-* **Tables.** ``num_envs`` games are stepped on ``envs.vector``'s python backend (the reference
-  engines, not the AEC env), which writes every table's stacked observation and mask. The
+* **Tables.** ``num_envs`` games are stepped on an ``envs.vector`` batch (``--backend``: the reference
+  engines, or the game's faster engine where it has one, such as Sequence's numpy backend), through
+  :class:`training.vector_env.Tables`, the layer every batch of learner-against-opponents games uses. The
   learner's team — one seat, or every seat of one team (Sequence with teams) — is drawn per game so
   every seat is learnt. All tables waiting for a learner decision get one batched forward; every
   other seat is played inside the step until the learner is to act again (conventions, point 11):
@@ -47,18 +48,17 @@ happens in one place (``main``), the loop collects a rollout then updates.
   ``eval_games`` seeded games against each of ``eval_opponents``, seats rotated; a win is first
   place for the learner's team (ties shared first place count, as in ``training.evaluate``).
 
-The package reads in this order: ``args`` (the options), ``tables`` (games stepped together),
-``algo`` (rollout, GAE, PPO loss), ``cloning`` (kickstarting), ``run_state`` (checkpoints and
-resume), ``evaluation`` (greedy games against fixed opponents) and ``loop`` (the ``Trainer`` and
-the command).
+The package reads in this order: ``args`` (the options), ``algo`` (rollout, GAE, PPO loss),
+``cloning`` (kickstarting), ``run_state`` (checkpoints and resume) and ``loop`` (the ``Trainer`` and
+the command); the tables the games are stepped on are ``training.vector_env``'s, the evaluation
+``training.evaluation``'s.
 """
 
 import importlib
 from typing import Any
 
 #: The public names, each from the module that holds it. They load on first use (PEP 562), so that
-#: ``training.evaluation`` can import ``training.ppo.tables`` while ``training.ppo.loop`` imports
-#: ``training.evaluation``, without the package's ``__init__`` closing that loop.
+#: importing one part (``training.evaluation`` imports ``training.ppo.algo``) does not load them all.
 _EXPORTS = {
     "training.ppo.algo": ("NEG", "collect_rollout", "gae", "masked_log_probs", "policy_log_probs", "ppo_update",
                           "sample"),
@@ -67,8 +67,8 @@ _EXPORTS = {
     "training.ppo.cloning": ("ReplayBuffer", "clone_update"),
     "training.evaluation": ("evaluate_folder", "evaluate_module"),
     "training.ppo.loop": ("CpuAccount", "Trainer", "main"),
-    "training.ppo.run_state": ("flatten_optimizer", "recover_checkpoint", "unflatten_optimizer"),
-    "training.ppo.tables": ("Outcome", "Tables"),
+    "training.ppo.run_state": ("TrainerState", "flatten_optimizer", "recover_checkpoint", "unflatten_optimizer"),
+    "training.vector_env": ("Outcome", "Tables"),
     "training.report": ("write_curve",),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}

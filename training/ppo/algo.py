@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from training.ppo.tables import Tables
+from training.vector_env import Tables
 
 NEG = -1e9
 """Logit given to illegal actions (``logits.masked_fill(~mask, NEG)``)."""
@@ -86,9 +86,9 @@ def collect_rollout(
         obs_buf[t], mask_buf[t], act_buf[t], val_buf[t] = obs_t, mask_t, action, value
         logp_buf[t] = logp_all.gather(1, action[:, None]).squeeze(1)
         tables.play(rows, action.tolist())
-        outcome = tables.advance(snapshot_act)
-        rew_buf[t] = torch.tensor([r for r, _ in outcome])
-        done_buf[t] = torch.tensor([float(d) for _, d in outcome])
+        ended = tables.advance(snapshot_act)
+        rew_buf[t] = torch.tensor([o.reward if o else 0.0 for o in ended])
+        done_buf[t] = torch.tensor([float(o is not None) for o in ended])
         t4 = time.process_time()
         timing["env"] += (t1 - t0) + (t4 - t3)
         timing["learner"] += t2 - t1
@@ -131,11 +131,14 @@ def gae(
 
 
 def ppo_update(
-    net: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any], args: Any, kl_weight: float
+    net: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any], args: Any, kl_weight: float,
+    device: torch.device | str = "cpu",
 ) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over the rollout in minibatches, plus the
-    cross-entropy toward the teacher's labels weighted ``kl_weight``; returns the mean losses."""
+    cross-entropy toward the teacher's labels weighted ``kl_weight``, with ``net`` and ``optimizer`` on
+    ``device`` (the rollout is moved there once); returns the mean losses."""
     a = args
+    batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
     for group in optimizer.param_groups:
         group["lr"] = a.learning_rate
     size = batch["action"].shape[0]
@@ -146,7 +149,7 @@ def ppo_update(
     for _ in range(a.update_epochs):
         order = torch.randperm(size)
         for start in range(0, size, minibatch):
-            mb = order[start : start + minibatch]
+            mb = order[start : start + minibatch].to(device)
             logits, value = net.logits_and_value(batch["obs"][mb])
             logp_all = policy_log_probs(logits, batch["mask"][mb], a.temperature)
             newlogp = logp_all.gather(1, batch["action"][mb][:, None]).squeeze(1)

@@ -14,6 +14,7 @@ import torch
 
 import agents
 import envs
+import envs.vector
 from agents.checkpoint import policy_folder
 from agents.nets import default_arch
 from agents.policy_io import CheckpointError, load_policy, read_policy_spec
@@ -99,6 +100,10 @@ class Args(StepSettings):
     """write a resumable checkpoint every N steps"""
     max_actions: int = 0
     """cut a game after this many actions (0: the game's default cycle cap x players); a cut game gives 0"""
+    backend: str = "auto"
+    """envs.vector backend the training tables run on: auto (the game's fastest; the reference engines where an
+    opponent or the teacher reads the player view), python (the reference engines) or one the game registers
+    (numpy for sequence_v0); every backend plays the same games"""
 
 
 #: The arguments that shape the network (an --init-policy must have been trained with the same).
@@ -130,6 +135,8 @@ RESUME_CHANGEABLE = frozenset(
         "opponent_weights",
         "snapshot_every",
         "snapshot_max",
+        "backend",
+        "device",
     }
 )
 
@@ -199,6 +206,9 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
         fail(f"--teacher-workers is a number of extra processes (0 or more), got {args.teacher_workers}")
     if (args.bc_steps or args.kl_coef) and not args.teacher:
         fail("--bc-steps and --kl-coef need a --teacher")
+    backends = envs.vector.available_backends(args.game)
+    if args.backend != "auto" and args.backend not in backends:
+        fail(f"--backend {args.backend!r} is not available for {args.game}; choose auto or one of {backends}")
     if args.net not in ("auto", "board_conv", "mlp_ac", "table_entity"):
         fail(f"--net must be auto, board_conv, mlp_ac or table_entity, got {args.net!r}")
     if args.init_policy and not args.resume:

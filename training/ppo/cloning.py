@@ -88,21 +88,23 @@ def buffer_capacity(args: Any) -> int:
 
 
 def clone_update(
-    net: torch.nn.Module, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, batch: dict[str, Any], args: Any
+    net: torch.nn.Module, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, batch: dict[str, Any], args: Any,
+    device: torch.device | str = "cpu",
 ) -> dict[str, float]:
-    """Add the rollout's teacher decisions to ``buffer``, then take ``bc_batches`` gradient steps on
-    minibatches drawn from it: cross-entropy on the teacher's choice plus the value of its play."""
+    """Add the rollout's teacher decisions to ``buffer`` (kept on the CPU), then take ``bc_batches`` gradient
+    steps on minibatches drawn from it, on ``device``: cross-entropy on the teacher's choice plus the value
+    of its play."""
     buffer.add(batch["obs"].half(), batch["mask"], batch["teacher"], batch["ret"])
     for group in optimizer.param_groups:
         group["lr"] = args.bc_learning_rate
     stats: dict[str, list[float]] = {"teacher_ce": [], "value_loss": [], "teacher_accuracy": [], "entropy": []}
     for _ in range(args.bc_batches):
         mb = torch.randint(0, buffer.size, (args.bc_minibatch_size,))
-        logits, value = net.logits_and_value(buffer.obs[mb].float())
-        logp_all = masked_log_probs(logits, buffer.mask[mb])
-        teacher = buffer.teacher[mb]
+        logits, value = net.logits_and_value(buffer.obs[mb].to(device).float())
+        logp_all = masked_log_probs(logits, buffer.mask[mb].to(device))
+        teacher = buffer.teacher[mb].to(device)
         ce = -logp_all.gather(1, teacher[:, None]).mean()
-        v_loss = 0.5 * ((value - buffer.ret[mb]) ** 2).mean()
+        v_loss = 0.5 * ((value - buffer.ret[mb].to(device)) ** 2).mean()
         optimizer.zero_grad()
         (ce + args.vf_coef * v_loss).backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)

@@ -16,18 +16,21 @@ import torch
 
 import agents
 import envs
+import envs.vector
 from envs.provenance import provenance
 from agents.architectures import build_architecture
 from agents.policy_io import save_policy
 from training.ppo import run_state
+from training.ppo.run_state import TrainerState
+from training.settings import SELF, check_finite, resolve_device, seed_everything
 from training.ppo.algo import collect_rollout, policy_log_probs, ppo_update, sample
 from training.ppo.args import RESUME_CHANGEABLE, Args, arch_of, load_init_policy, parse_args
 from training.ppo.cloning import ReplayBuffer, buffer_capacity, clone_update
-from training.evaluation import evaluate_folder, evaluate_module
-from training.ppo.tables import Outcome, Tables
-from training.report import curve_row, log_scalars, tensorboard_writer, write_args, write_curve
+from training.evaluation import NOTE, evaluate_folder, evaluate_module
+from training.report import curve_row, log_scalars, make_report, tensorboard_writer, write_args, write_curve, write_report
 from training.league.output import side_rates
 from training.teachers import TeacherLabels
+from training.vector_env import Outcome, Tables
 
 #: The parts a run's CPU time is split into (env = engines, observations, masks, resets).
 CPU_PARTS = ("env", "learner_forward", "teacher", "opponents", "snapshots", "update", "total", "steps")
@@ -37,8 +40,10 @@ class CpuAccount:
     """All of the run's CPU-time accounting: ``breakdown`` adds up each part over the run (saved in
     the checkpoint), :meth:`add` books one rollout and update and returns its shares for the log."""
 
-    def __init__(self) -> None:
-        self.breakdown = dict.fromkeys(CPU_PARTS, 0.0)
+    def __init__(self, breakdown: dict[str, float]) -> None:
+        self.breakdown = breakdown  # the run state's own dict: what is added here is saved with it
+        for part in CPU_PARTS:
+            breakdown.setdefault(part, 0.0)
 
     def add(self, timing: dict[str, float], update: float, total: float, steps: int) -> dict[str, float]:
         teacher = timing["teacher"] + timing["teacher_workers"]
@@ -74,6 +79,26 @@ class CpuAccount:
         }
 
 
+def conv_memory_format(arch_kwargs: dict[str, Any]) -> torch.memory_format:
+    """The layout of the convolution weights: channels-last where the board arrives plane by plane
+    (oneDNN's faster layout there: Sequence's update 1.2x faster), the default where it arrives square
+    by square (already channels-last in memory: Pan's Trial's update was 5% slower with it)."""
+    return torch.channels_last if arch_kwargs.get("layout") == "planes" else torch.contiguous_format
+
+
+def table_backend(args: Args) -> str:
+    """The ``envs.vector`` backend for ``--backend``: ``auto`` is the game's fastest, except where an
+    opponent or the teacher reads the player view, which a backend without engine states builds through
+    a save and a load at every decision (Sequence against heuristic-noisy-v1: 1.5x the CPU time on the
+    numpy engine, measured); there it is the reference engines."""
+    if args.backend != "auto":
+        return args.backend
+    kinds = {kind for kind in [*args.opponents, args.teacher] if kind and kind != SELF}
+    if any(agents.make(f"{args.game}/{kind}", seed=0).reads_view for kind in sorted(kinds)):
+        return "python"
+    return envs.vector.available_backends(args.game)[0]
+
+
 class Trainer:
     """The whole training loop; ``run()`` trains until ``args.total_timesteps``."""
 
@@ -88,49 +113,47 @@ class Trainer:
         self.max_actions = args.max_actions or self.game.default_max_cycles * self.game.num_players
 
         # -- seeding, in one place
-        torch.set_num_threads(1)
-        random.seed(args.seed)
-        np.random.seed(args.seed)
-        torch.manual_seed(args.seed)
+        seed_everything(args.seed)
         self.rng = random.Random(args.seed)
 
-        self.net = build_architecture(self.arch, **self.arch_kwargs)
+        # The update runs on the device (network and optimizer); rollouts, snapshots and evaluations on
+        # the CPU, where a batch of a few dozen positions is fastest, with the actor, a CPU copy of the
+        # network brought up to date after every update.
+        self.device = resolve_device(args.device)
+        self.memory_format = conv_memory_format(self.arch_kwargs)
+        self.net = build_architecture(self.arch, **self.arch_kwargs).to(memory_format=self.memory_format)
+        self.actor = copy.deepcopy(self.net).requires_grad_(False)
+        self.net.to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
         self.snapshots: list[torch.nn.Module] = []
-        self.snapshot_steps: list[int] = []
-        self.step = 0
-        self.updates = 0
-        self.games_dealt = 0
-        self.cpu_seconds = 0.0
-        self.curve: list[dict[str, Any]] = []
-        #: where the starting weights came from (--init-policy): the policy and its own steps and CPU seconds
-        self.init_origin: dict[str, Any] | None = None
-        #: settings changed on each resume: [{"step": N, "changed": {name: [before, after]}}]
-        self.resumes: list[dict[str, Any]] = []
-        self.cpu = CpuAccount()
-        self.next_eval = args.eval_every
-        self.next_checkpoint = args.checkpoint_every
-        self.next_snapshot = args.snapshot_every
         #: the cloning replay buffer (made at the first cloning update, or restored on resume)
         self.bc: ReplayBuffer | None = None
 
+        #: the counters and records a checkpoint saves beside the tensors (see TrainerState)
+        self.state = TrainerState(next_eval=args.eval_every, next_checkpoint=args.checkpoint_every,
+                                  next_snapshot=args.snapshot_every)
         if args.resume:
-            run_state.restore(self, dataclasses.asdict(Args()), RESUME_CHANGEABLE)
+            self.state = run_state.restore(self, dataclasses.asdict(Args()), RESUME_CHANGEABLE)
         else:
             if (self.run_dir / "checkpoint" / "state.json").exists():
                 raise SystemExit(
                     f"{self.run_dir} already holds a run; continue it with --resume {self.run_dir} or choose another --name"
                 )
             if args.init_policy:
-                weights, self.init_origin = load_init_policy(args)
+                weights, self.state.init_origin = load_init_policy(args)
                 self.net.load_state_dict(weights)
+                self.sync_actor()
             self.snapshots.append(self._frozen())  # 'self' before the first snapshot: the starting network
-            self.snapshot_steps.append(0)
+            self.state.snapshot_steps.append(0)
 
+        self.cpu = CpuAccount(self.state.cpu_breakdown)
+        #: (step, results) of the latest evaluation this process made (the final one goes to eval.json)
+        self.last_eval: tuple[int, dict[str, dict[str, Any]]] | None = None
         self.kinds = list(args.opponents)
         self.weights = list(args.opponent_weights) or [1.0] * len(self.kinds)
         self.teachers: TeacherLabels | None = None  # made when a rollout first needs the teacher
-        self.tables = Tables(self.game, args.num_envs, self._deal, self.max_actions, first_game=self.games_dealt)
+        self.tables = Tables(self.game, args.num_envs, self._deal, self.max_actions, first_game=self.state.games_dealt,
+                             backend=table_backend(args))
         self.tables.advance(self._snapshot_act)
         self.writer = None
 
@@ -148,7 +171,7 @@ class Trainer:
         return seed, kind, (lambda s: agents.make(agent_id, seed=s)), team
 
     def _frozen(self) -> torch.nn.Module:
-        snap = copy.deepcopy(self.net)
+        snap = copy.deepcopy(self.actor)
         for p in snap.parameters():
             p.requires_grad_(False)
         return snap.eval()
@@ -164,7 +187,7 @@ class Trainer:
         if self.teachers is None:
             a = self.args
             self.teachers = TeacherLabels(a.game, self.config, a.teacher, a.seed, workers=a.teacher_workers)
-        return self.teachers.actions(self.tables.states, rows)
+        return self.teachers.actions(self.tables.seat_inputs(rows))
 
     def _reindex_snapshot_tables(self) -> None:
         """After the oldest snapshot was dropped, tables that played it get the next one."""
@@ -176,13 +199,13 @@ class Trainer:
     @property
     def cloning(self) -> bool:
         """Whether the run is still in its cloning stage (the first ``bc_steps`` learner decisions)."""
-        return self.step < self.args.bc_steps
+        return self.state.step < self.args.bc_steps
 
     def kl_weight(self) -> float:
         a = self.args
         if not a.kl_coef:
             return 0.0
-        into = self.step - a.bc_steps
+        into = self.state.step - a.bc_steps
         return a.kl_coef * max(0.0, 1.0 - max(0, into) / max(1, a.kl_decay_steps))
 
     def bc_capacity(self) -> int:
@@ -192,7 +215,7 @@ class Trainer:
     def collect(self) -> dict[str, Any]:
         cloning = self.cloning
         batch = collect_rollout(
-            self.net,
+            self.actor,
             self.tables,
             self.args,
             cloning=cloning,
@@ -206,32 +229,41 @@ class Trainer:
     def clone_update(self, batch: dict[str, Any]) -> dict[str, float]:
         if self.bc is None:
             self.bc = ReplayBuffer(self.bc_capacity(), self.obs_shape, self.num_actions)
-        stats = clone_update(self.net, self.optimizer, self.bc, batch, self.args)
-        self.updates += 1
+        stats = clone_update(self.net, self.optimizer, self.bc, batch, self.args, self.device)
+        self.state.updates += 1
+        self.sync_actor()
         return stats
 
     def update(self, batch: dict[str, Any]) -> dict[str, float]:
         if batch["cloning"]:
             return self.clone_update(batch)
-        stats = ppo_update(self.net, self.optimizer, batch, self.args, self.kl_weight())
-        self.updates += 1
+        stats = ppo_update(self.net, self.optimizer, batch, self.args, self.kl_weight(), self.device)
+        self.state.updates += 1
+        self.sync_actor()
         return stats
+
+    def sync_actor(self) -> None:
+        """The actor (the CPU copy that plays rollouts and evaluations) takes the trained weights."""
+        with torch.no_grad():
+            for mine, trained in zip(self.actor.state_dict().values(), self.net.state_dict().values()):
+                mine.copy_(trained)
 
     # -- evaluation, saving, logging
     def evaluate(self, games: int, kinds: list[str], seed: int | None = None) -> dict[str, dict[str, Any]]:
         a = self.args
-        return evaluate_module(self.net, a.game, self.config, kinds, games, a.eval_seed if seed is None else seed,
+        return evaluate_module(self.actor, a.game, self.config, kinds, games, a.eval_seed if seed is None else seed,
                                min(a.num_envs, games), self.max_actions)
 
     def save_checkpoint(self) -> None:
+        self.state.games_dealt = self.tables.dealt
         run_state.save(self)
         self.save_policy()
 
     def save_policy(self, folder: pathlib.Path | None = None) -> pathlib.Path:
-        latest = self.curve[-1] if self.curve else {}
+        latest = self.state.curve[-1] if self.state.curve else {}
         return save_policy(
             folder or self.run_dir / "policy",
-            self.net,
+            self.actor,
             arch=self.arch,
             arch_kwargs=self.arch_kwargs,
             game=self.args.game,
@@ -240,34 +272,49 @@ class Trainer:
             num_actions=self.num_actions,
             meta={
                 "trainer": "training.ppo",
-                "steps": self.step,
-                "cpu_seconds": round(self.cpu_seconds, 1),
+                "steps": self.state.step,
+                "cpu_seconds": round(self.state.cpu_seconds, 1),
                 "args": dataclasses.asdict(self.args),
-                **({"init_origin": self.init_origin} if self.init_origin else {}),
+                **({"init_origin": self.state.init_origin} if self.state.init_origin else {}),
                 "latest_eval": latest,
                 "provenance": provenance([self.args.game]),
             },
         )
 
     def log_eval(self, result: dict[str, dict[str, Any]], train: dict[str, float]) -> None:
-        row = curve_row(self.step, result, cpu_seconds=round(self.cpu_seconds, 1), **train)
+        self.last_eval = (self.state.step, result)
+        row = curve_row(self.state.step, result, cpu_seconds=round(self.state.cpu_seconds, 1), **train)
         if self.writer:  # the training values were logged at this step already
             log_scalars(self.writer, {k: v for k, v in row.items() if k == "step" or k.startswith("win_")})
-        self.curve.append(row)
-        write_curve(self.curve, self.run_dir, f"{self.args.game} {self.run_dir.name}", self.args.game)
+        self.state.curve.append(row)
+        write_curve(self.state.curve, self.run_dir, f"{self.args.game} {self.run_dir.name}", self.args.game)
+
+    def write_report(self) -> pathlib.Path:
+        """``eval.json`` in the run folder: the evaluation at the run's last step, in the one report schema
+        every trainer writes (:mod:`training.report`)."""
+        step, result = self.last_eval if self.last_eval else (None, None)
+        if step != self.state.step:  # a resumed run with nothing left to train: evaluated afresh
+            result = self.evaluate(self.args.eval_games, self.args.eval_opponents)
+        a = self.args
+        return write_report(self.run_dir, make_report(
+            trainer="training.ppo", args=dataclasses.asdict(a), game=a.game, config=self.game.config,
+            policy=str(self.run_dir / "policy"), samples=self.state.step, cpu_seconds=self.state.cpu_seconds,
+            seed=a.eval_seed, games=a.eval_games, note=NOTE, results=result, curve=self.state.curve,
+            **({"init_origin": self.state.init_origin} if self.state.init_origin else {}),
+        ))
 
     def _log_train(self, train: dict[str, float], recent: list[Outcome]) -> None:
-        log_scalars(self.writer, {"step": self.step, **train})
+        log_scalars(self.writer, {"step": self.state.step, **train})
         for kind in {o.kind for o in recent}:
             won = [o.won for o in recent if o.kind == kind]
-            self.writer.add_scalar(f"league/win_rate_vs_{kind}", float(np.mean(won)), self.step)
+            self.writer.add_scalar(f"league/win_rate_vs_{kind}", float(np.mean(won)), self.state.step)
 
     def _add_snapshot(self) -> None:
         self.snapshots.append(self._frozen())
-        self.snapshot_steps.append(self.step)
+        self.state.snapshot_steps.append(self.state.step)
         if len(self.snapshots) > self.args.snapshot_max:
             self.snapshots.pop(0)
-            self.snapshot_steps.pop(0)
+            self.state.snapshot_steps.pop(0)
             self._reindex_snapshot_tables()
 
     # -- the loop
@@ -277,25 +324,28 @@ class Trainer:
         a = self.args
         self.run_dir.mkdir(parents=True, exist_ok=True)
         # the settings now, and what resumes changed
-        write_args(self.run_dir, dataclasses.asdict(a), a.game, resumes=self.resumes)
+        write_args(self.run_dir, dataclasses.asdict(a), a.game, resumes=self.state.resumes)
         # On a resume, TensorBoard drops whatever the run logged past its checkpoint (steps a stopped
         # process took and the checkpoint never saw; a fork's parent beyond the fork), for every tag.
-        self.writer = tensorboard_writer(self.run_dir / "tb", a.game, purge_step=self.step or None)
-        bar = tqdm(total=a.total_timesteps, initial=self.step, unit="step", disable=not a.progress, dynamic_ncols=True,
+        self.writer = tensorboard_writer(self.run_dir / "tb", a.game, purge_step=self.state.step or None)
+        bar = tqdm(total=a.total_timesteps, initial=self.state.step, unit="step", disable=not a.progress, dynamic_ncols=True,
                    mininterval=5)
         recent: list[Outcome] = []
         train: dict[str, float] = {}
-        while self.step < a.total_timesteps:
+        while self.state.step < a.total_timesteps:
             w0, c0 = time.perf_counter(), time.process_time()
             batch = self.collect()
             c1 = time.process_time()
             losses = self.update(batch)
             w1, c2 = time.perf_counter(), time.process_time()
             n = batch["action"].shape[0]
-            self.step += n
+            # A NaN or infinite loss stops the run here, before anything is saved: the last checkpoint
+            # (from before this update) is the run's last good state.
+            check_finite(losses, self.state.step + n)
+            self.state.step += n
             # CPU time of this process plus the teacher workers' (so steps per CPU-second stays per core)
             cpu = c2 - c0 + batch["timing"]["teacher_workers"]
-            self.cpu_seconds += cpu
+            self.state.cpu_seconds += cpu
             shares = self.cpu.add(batch["timing"], update=c2 - c1, total=cpu, steps=n)
             recent = (recent + self.tables.finished)[-2000:]
             self.tables.finished = []
@@ -316,25 +366,26 @@ class Trainer:
                 ent=f"{losses['entropy']:.2f}",
                 bc=int(batch["cloning"]),
             )
-            if a.snapshot_every and self.step >= self.next_snapshot and not batch["cloning"]:
-                self.next_snapshot = self.step + a.snapshot_every
+            if a.snapshot_every and self.state.step >= self.state.next_snapshot and not batch["cloning"]:
+                self.state.next_snapshot = self.state.step + a.snapshot_every
                 self._add_snapshot()
-            if a.eval_every and self.step >= self.next_eval:
-                self.next_eval = self.step + a.eval_every
+            if a.eval_every and self.state.step >= self.state.next_eval:
+                self.state.next_eval = self.state.step + a.eval_every
                 self.log_eval(self.evaluate(a.eval_games, a.eval_opponents), train)
-            if a.checkpoint_every and self.step >= self.next_checkpoint:
-                self.next_checkpoint = self.step + a.checkpoint_every
+            if a.checkpoint_every and self.state.step >= self.state.next_checkpoint:
+                self.state.next_checkpoint = self.state.step + a.checkpoint_every
                 self.save_checkpoint()
         bar.close()
         if self.teachers is not None:
             self.teachers.close()
             self.teachers = None
-        if not self.curve or self.curve[-1]["step"] != self.step:
+        if not self.state.curve or self.state.curve[-1]["step"] != self.state.step:
             self.log_eval(self.evaluate(a.eval_games, a.eval_opponents), train)
         self.save_checkpoint()
+        self.write_report()
         self.writer.close()
-        summary = {"run_dir": str(self.run_dir), "step": self.step, "throughput": self.cpu.throughput(),
-                   "latest": self.curve[-1]}
+        summary = {"run_dir": str(self.run_dir), "step": self.state.step, "throughput": self.cpu.throughput(),
+                   "latest": self.state.curve[-1]}
         print(json.dumps(summary, indent=1))
         return self.run_dir
 

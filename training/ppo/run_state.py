@@ -1,6 +1,6 @@
 """Everything a run keeps between sittings, in one place: the checkpoint folder (network, optimizer,
-snapshots, the cloning buffer, RNG states and counters, as safetensors + JSON, never pickle), how a
-save survives being cut off, and how a resume puts it all back.
+snapshots, the cloning buffer and the torch RNG as safetensors; :class:`TrainerState` and the other RNG
+states as JSON; never pickle), how a save survives being cut off, and how a resume puts it all back.
 
 ``save`` writes ``checkpoint.tmp`` (``state.json`` last), moves ``checkpoint`` to ``checkpoint.old``
 and then ``checkpoint.tmp`` to ``checkpoint``; :func:`recover_checkpoint` finishes a save that was
@@ -16,7 +16,8 @@ import pathlib
 import random
 import shutil
 import sys
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -27,8 +28,53 @@ from training.ppo.cloning import ReplayBuffer
 
 FORMAT = "tabletop-rl/ppo-run"
 
-#: The trainer's counters saved in ``state.json`` and restored as they are.
-COUNTERS = ("step", "updates", "games_dealt", "cpu_seconds", "curve", "next_eval", "next_checkpoint", "next_snapshot")
+
+@dataclass
+class TrainerState:
+    """The trainer's own state between updates (everything but tensors, RNG states and the settings):
+    saved in ``state.json`` field by field, at its top level, and restored as one object."""
+
+    step: int = 0
+    """learner decisions trained on"""
+    updates: int = 0
+    """updates made (cloning and PPO)"""
+    games_dealt: int = 0
+    """training games dealt so far (the next game's number; its seed follows from it)"""
+    cpu_seconds: float = 0.0
+    """CPU seconds of training so far (evaluation left out)"""
+    curve: list[dict[str, Any]] = field(default_factory=list)
+    """one row per evaluation (what ``curve.csv`` holds)"""
+    next_eval: int = 0
+    """the step at or after which the next evaluation runs"""
+    next_checkpoint: int = 0
+    """the step at or after which the next checkpoint is written"""
+    next_snapshot: int = 0
+    """the step at or after which the next snapshot joins the league"""
+    snapshot_steps: list[int] = field(default_factory=list)
+    """the step each kept snapshot was taken at, oldest first (the snapshots' weights are files)"""
+    cpu_breakdown: dict[str, float] = field(default_factory=dict)
+    """CPU seconds by part over the run (``training.ppo.loop.CPU_PARTS``)"""
+    resumes: list[dict[str, Any]] = field(default_factory=list)
+    """settings changed on each resume: ``[{"step": N, "changed": {name: [before, after]}}]``"""
+    init_origin: dict[str, Any] | None = None
+    """where the starting weights came from (``--init-policy``): the policy, its own steps and CPU seconds"""
+
+    #: Fields a checkpoint may lack (written before they existed); the others it must have.
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("cpu_breakdown", "resumes", "init_origin")
+
+    @classmethod
+    def from_saved(cls, saved: dict[str, Any], where: pathlib.Path) -> TrainerState:
+        """The state a ``state.json`` holds; a clear refusal if it is not a training.ppo checkpoint or
+        lacks a field this trainer needs."""
+        if saved.get("format") != FORMAT:
+            raise SystemExit(f"{where} is not a training.ppo checkpoint (format {saved.get('format')!r}, expected "
+                             f"{FORMAT!r}); it cannot be resumed")
+        names = [f.name for f in dataclasses.fields(cls)]
+        missing = [n for n in names if n not in saved and n not in cls.OPTIONAL]
+        if missing:
+            raise SystemExit(f"{where} was written by a training.ppo too old to resume from: it lacks {missing}; "
+                             "start a new run, or --init-policy from its policy")
+        return cls(**{n: saved[n] for n in names if n in saved})
 
 
 def migrate_saved_args(saved: dict[str, Any]) -> dict[str, Any]:
@@ -80,7 +126,7 @@ def flatten_optimizer(opt: torch.optim.Optimizer) -> tuple[dict[str, torch.Tenso
     for idx, st in sd["state"].items():
         for key, value in st.items():
             if torch.is_tensor(value):
-                tensors[f"state.{idx}.{key}"] = value.detach().clone().contiguous()
+                tensors[f"state.{idx}.{key}"] = value.detach().cpu().clone().contiguous()
             else:
                 scalars[f"{idx}.{key}"] = value
     return tensors, {"param_groups": sd["param_groups"], "scalars": scalars}
@@ -110,7 +156,8 @@ def _rng_from_json(state: Any) -> Any:
 
 
 def save(trainer: Any) -> None:
-    """Write the trainer's resumable state to ``<run>/checkpoint`` (atomically, see the module)."""
+    """Write the trainer's resumable state to ``<run>/checkpoint`` (atomically, see the module): its
+    :class:`TrainerState` (``trainer.state``), weights, optimizer, snapshots, cloning buffer and RNGs."""
     from safetensors.torch import save_file
 
     run_dir = trainer.run_dir
@@ -118,7 +165,7 @@ def save(trainer: Any) -> None:
     if tmp.exists():  # left by a save that was cut off: none of its files may outlive it
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    save_file({k: v.contiguous() for k, v in trainer.net.state_dict().items()}, str(tmp / "model.safetensors"))
+    save_file({k: v.cpu().contiguous() for k, v in trainer.net.state_dict().items()}, str(tmp / "model.safetensors"))
     opt_t, opt_meta = flatten_optimizer(trainer.optimizer)
     save_file(opt_t, str(tmp / "optimizer.safetensors"))
     for k, snap in enumerate(trainer.snapshots):
@@ -132,14 +179,9 @@ def save(trainer: Any) -> None:
         "args": dataclasses.asdict(trainer.args),
         "arch": trainer.arch,
         "arch_kwargs": trainer.arch_kwargs,
-        **{key: getattr(trainer, key) for key in COUNTERS},
-        "games_dealt": trainer.tables.dealt,
+        **dataclasses.asdict(trainer.state),
         "snapshots": len(trainer.snapshots),
-        "snapshot_steps": trainer.snapshot_steps,
         "optimizer": opt_meta,
-        "cpu_breakdown": trainer.cpu.breakdown,
-        "resumes": trainer.resumes,
-        "init_origin": trainer.init_origin,
         "python_rng": _rng_to_json(trainer.rng.getstate()),
         "python_global_rng": _rng_to_json(random.getstate()),
         "numpy_rng": [numpy_rng[0], np.asarray(numpy_rng[1]).tolist(), *numpy_rng[2:]],
@@ -155,45 +197,42 @@ def save(trainer: Any) -> None:
         shutil.rmtree(old)
 
 
-def restore(trainer: Any, defaults: dict[str, Any], changeable: frozenset[str]) -> None:
-    """Put a saved run back into ``trainer`` (built from the resumed args): weights, optimizer,
-    snapshots, counters, RNG states and the cloning buffer; records which ``changeable`` settings
-    differ from the run's (``defaults`` fills settings newer than its checkpoint)."""
+def restore(trainer: Any, defaults: dict[str, Any], changeable: frozenset[str]) -> TrainerState:
+    """Put a saved run's tensors and RNG states back into ``trainer`` (built from the resumed args):
+    weights, optimizer, snapshots, RNG states and the cloning buffer; returns its :class:`TrainerState`,
+    which records which ``changeable`` settings differ from the run's (``defaults`` fills settings newer
+    than its checkpoint)."""
     from safetensors.torch import load_file
 
     args = trainer.args
     ckpt = recover_checkpoint(trainer.run_dir)
     state = read_json(ckpt / "state.json")
+    restored = TrainerState.from_saved(state, ckpt / "state.json")
     trainer.net.load_state_dict(load_file(str(ckpt / "model.safetensors")))
+    trainer.sync_actor()
     opt_t = load_file(str(ckpt / "optimizer.safetensors")) if (ckpt / "optimizer.safetensors").exists() else {}
     trainer.optimizer.load_state_dict(unflatten_optimizer(opt_t, state["optimizer"]))
     for k in range(state["snapshots"]):
-        snap = build_architecture(trainer.arch, **trainer.arch_kwargs)
+        snap = build_architecture(trainer.arch, **trainer.arch_kwargs).to(memory_format=trainer.memory_format)
         snap.load_state_dict(load_file(str(ckpt / f"snapshot_{k}.safetensors")))
         trainer.snapshots.append(snap.eval())
-    trainer.snapshot_steps = state["snapshot_steps"]
-    for key in COUNTERS:
-        setattr(trainer, key, state[key])
-    trainer.cpu.breakdown.update(state.get("cpu_breakdown", {}))
-    trainer.init_origin = state.get("init_origin")
-    # The run's history of resumes with changed settings (what args.json alone would lose).
-    trainer.resumes = list(state.get("resumes", []))
     # A setting newer than the run's checkpoint was at its default there (as parse_args reads it).
     before, now = {**defaults, **migrate_saved_args(state["args"])}, dataclasses.asdict(args)
     changed = {k: [before[k], now[k]] for k in sorted(changeable - {"progress"}) if before[k] != now[k]}
-    if changed:
-        trainer.resumes.append({"step": trainer.step, "changed": changed})
+    if changed:  # the run's history of resumes with changed settings (what args.json alone would lose)
+        restored.resumes.append({"step": restored.step, "changed": changed})
     trainer.rng.setstate(_rng_from_json(state["python_rng"]))
     random.setstate(_rng_from_json(state["python_global_rng"]))
     np.random.set_state(_rng_from_json(state["numpy_rng"]))
     torch.set_rng_state(load_file(str(ckpt / "rng.safetensors"))["torch"])
-    if (ckpt / "bc_buffer.safetensors").exists() and trainer.cloning:
+    if (ckpt / "bc_buffer.safetensors").exists() and restored.step < args.bc_steps:  # still cloning
         trainer.bc = ReplayBuffer.load(ckpt / "bc_buffer.safetensors", trainer.bc_capacity(), trainer.obs_shape,
                                        trainer.num_actions)
-    for every, nxt in (
-        ("eval_every", "next_eval"),
-        ("checkpoint_every", "next_checkpoint"),
-        ("snapshot_every", "next_snapshot"),
-    ):
-        if getattr(args, every) != state["args"][every]:
-            setattr(trainer, nxt, trainer.step + getattr(args, every))
+    # A changed interval counts from here.
+    if args.eval_every != state["args"]["eval_every"]:
+        restored.next_eval = restored.step + args.eval_every
+    if args.checkpoint_every != state["args"]["checkpoint_every"]:
+        restored.next_checkpoint = restored.step + args.checkpoint_every
+    if args.snapshot_every != state["args"]["snapshot_every"]:
+        restored.next_snapshot = restored.step + args.snapshot_every
+    return restored
