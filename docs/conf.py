@@ -12,6 +12,7 @@ checkpoint's ``eval.json`` at build time (``docs/_generated/``), so they cannot 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -355,7 +356,15 @@ def _generate(app) -> None:
     write_checkpoint_pages()
 
 
+def _clear_api_pages(app) -> None:
+    """autosummary writes a page per module into reference/_api and never removes one: a module that
+    was moved or deleted would keep a page that fails to import, so each build starts from an empty
+    folder (before autosummary's own builder-inited handler, which runs at the default priority)."""
+    shutil.rmtree(Path(app.srcdir) / "reference" / "_api", ignore_errors=True)
+
+
 def setup(app):
+    app.connect("builder-inited", _clear_api_pages, priority=100)
     app.connect("builder-inited", _generate)
     app.add_transform(DocstringSectionsAreNotLabels)
     app.add_post_transform(LiteralsAsLinks)
