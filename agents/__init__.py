@@ -43,6 +43,9 @@ def load_game_agents(game_name: str) -> list[str]:
 for _game in envs.NAMES:
     load_game_agents(_game)
 
+# Search over any agent, and the shipped <game>/search-v1 ids.
+import agents.rollout_search  # noqa: E402, F401
+
 # Trained policies listed in checkpoints/index.json (loaded lazily, on first use).
 from agents.checkpoint import register_index  # noqa: E402
 
