@@ -51,6 +51,7 @@ SETTINGS: dict[str, tuple[Any, Any, Any]] = {
     "simulations": (8, 1, 4096),
     "time_ms": (0.0, 0.0, 600_000.0),
     "horizon": (24, 0, 100_000),
+    "turns": (0, 0, 1000),
     "max_candidates": (8, 2, 512),
     "margin": (0.0, 0.0, 2.0),
 }
@@ -253,18 +254,27 @@ class RolloutSearchAgent(Agent):
         return float(self.value(state, self.seat))
 
     def _rollout(self, state: State, seed: int) -> tuple[float, int]:
-        """Play ``state`` on with the rollout agents for at most ``horizon`` actions: the seat's leaf
-        value, and the number of actions played."""
+        """Play ``state`` on with the rollout agents for at most ``horizon`` actions, or (with
+        ``turns``) until the seat is to act for the ``turns``-th time after other seats have acted:
+        the seat's leaf value, and the number of actions played."""
         game = self.game
         for p, agent in enumerate(self.rollout_agents):
             agent.rng.seed(seed + p)
             agent.reset(p, game)
-        played = 0
+        played = turns = 0
+        others_moved = False
         for _ in range(self.search["horizon"]):
             if state.is_terminal():
                 break
-            played += 1
             p = state.current_player()
+            if p != self.seat:
+                others_moved = True
+            elif others_moved:  # the seat's own turn has come round again
+                turns += 1
+                others_moved = False
+                if turns == self.search["turns"]:
+                    break
+            played += 1
             mask = state.legal_mask()
             if int(mask.sum()) == 1:
                 action = int(np.flatnonzero(mask)[0])

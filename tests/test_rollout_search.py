@@ -97,6 +97,19 @@ def test_budget_settings_are_obeyed(name):
         assert last["longest_rollout"] <= horizon
 
 
+@pytest.mark.parametrize("name", ["pans_trial_v0", "dojo_v0"])
+def test_turns_end_rollouts_when_the_seat_is_to_act_again(name):
+    game, state = midgame(name)
+    seat = state.current_player()
+    longest = []
+    for turns in (1, 3):
+        bot = RolloutSearchAgent(name, seed=0, search={"simulations": 1, "turns": turns, "horizon": 10_000})
+        bot.reset(seat, game)
+        bot.act(*seat_inputs(state, seat))
+        longest.append(bot.last_search["longest_rollout"])
+    assert 0 < longest[0] < longest[1] < 10_000
+
+
 def test_time_budget_stops_the_search_early():
     game, state = midgame("wizard_arena_v0")
     seat = state.current_player()
