@@ -296,9 +296,9 @@ def _search_factory(settings: dict[str, Any]) -> Callable[..., RolloutSearchAgen
 #: The shipped search agents: search over ``heuristic-v1`` at a fixed number of determinizations
 #: (so the play is a function of the seed), sized to stay under half a second a choice on one core.
 SHIPPED: dict[str, dict[str, Any]] = {
-    "pans_trial_v0": {"simulations": 4, "horizon": 4, "max_candidates": 6, "margin": 0.0},
-    "dojo_v0": {"simulations": 4, "horizon": 40, "max_candidates": 8, "margin": 0.0},
-    "wizard_arena_v0": {"simulations": 4, "horizon": 24, "max_candidates": 8, "margin": 0.0},
+    "pans_trial_v0": {"simulations": 1, "turns": 3, "horizon": 200, "max_candidates": 6},
+    "dojo_v0": {"simulations": 6, "turns": 1, "horizon": 200, "max_candidates": 8},
+    "wizard_arena_v0": {"simulations": 4, "horizon": 24, "max_candidates": 8},
 }
 
 for _game, _settings in SHIPPED.items():
