@@ -298,7 +298,7 @@ def _search_factory(settings: dict[str, Any]) -> Callable[..., RolloutSearchAgen
 SHIPPED: dict[str, dict[str, Any]] = {
     "pans_trial_v0": {"simulations": 1, "turns": 3, "horizon": 200, "max_candidates": 6},
     "dojo_v0": {"simulations": 6, "turns": 1, "horizon": 200, "max_candidates": 8},
-    "wizard_arena_v0": {"simulations": 4, "horizon": 24, "max_candidates": 8},
+    "wizard_arena_v0": {"simulations": 8, "turns": 2, "horizon": 200, "max_candidates": 8},
 }
 
 for _game, _settings in SHIPPED.items():
