@@ -16,7 +16,8 @@ id of the game — and plays better than it by trying its alternatives out:
 5. **Rollouts.** In every determinization each candidate is applied to a copy, then every seat — the
    searching one included — plays on as the *rollout* agent (the base agent unless told otherwise),
    each seat handed only its own observation and view of that imagined position, for ``horizon``
-   actions or to the end of the game. All candidates of one determinization share the same
+   actions, or (with ``turns``) until the seat is to act for the ``turns``-th time after other
+   seats have acted, or to the end of the game. All candidates of one determinization share the same
    rollout seeds (common random numbers), so their difference measures the move, not the luck.
 6. **Leaf values.** A finished game scores the seat's return; an unfinished one the game's value
    function (:data:`VALUE_FUNCTIONS`: an estimate of the seat's return from the full imagined
