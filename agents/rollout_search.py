@@ -44,6 +44,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.base import Agent
+from agents.pans_trial import h_evaluate
 from agents.registry import make, register
 from envs.core.game import Game, State
 
@@ -93,8 +94,6 @@ def truncation_value(state: State, seat: int) -> float:
 
 def pans_trial_value(state: State, seat: int) -> float:
     """``heuristic-v1``'s damage-race evaluation (in damage points) squashed into (-1, 1)."""
-    from agents.pans_trial import h_evaluate
-
     return math.tanh(h_evaluate(state, seat) / 8.0)
 
 
