@@ -48,6 +48,9 @@ from agents.ismcts import register_ismcts  # noqa: E402
 
 register_ismcts(envs.NAMES)
 
+# Search over any agent, and the shipped <game>/search-v1 ids.
+import agents.rollout_search  # noqa: E402, F401
+
 # Trained policies listed in checkpoints/index.json (loaded lazily, on first use).
 from agents.checkpoint import register_index  # noqa: E402
 

@@ -1,0 +1,306 @@
+"""Search at play time over any base agent: determinized rollouts from the seat's view (PIMC).
+
+:class:`RolloutSearchAgent` takes a *base* agent — a heuristic or a trained policy, any registered
+id of the game — and plays better than it by trying its alternatives out:
+
+1. **Forced moves are free.** With one legal action it plays it at once.
+2. **The base agent's choice.** The base agent (its own copy, at the search's seat) is asked what it
+   would play; that action is the default.
+3. **Candidates.** Every legal action, or when there are more than ``max_candidates``: the base
+   agent's choice and the others that look best one ply ahead (the game's value function on one
+   determinization).
+4. **Determinizations.** ``simulations`` full states consistent with what the seat knows, each drawn
+   with ``game.state_from_view(view, rng)``: hidden hands and decks sampled, the seat's own
+   knowledge kept, the random generator's future drawn afresh (in a game with dice and no hidden
+   cards, such as Wizard Arena, they are samples of the dice to come).
+5. **Rollouts.** In every determinization each candidate is applied to a copy, then every seat — the
+   searching one included — plays on as the *rollout* agent (the base agent unless told otherwise),
+   each seat handed only its own observation and view of that imagined position, for ``horizon``
+   actions, or (with ``turns``) until the seat is to act for the ``turns``-th time after other
+   seats have acted, or to the end of the game. All candidates of one determinization share the same
+   rollout seeds (common random numbers), so their difference measures the move, not the luck.
+6. **Leaf values.** A finished game scores the seat's return; an unfinished one the game's value
+   function (:data:`VALUE_FUNCTIONS`: an estimate of the seat's return from the full imagined
+   position; by default ``state.truncation_returns()``, what the cycle cap would pay).
+7. **Choice.** The candidate with the best mean; another action than the base agent's must beat it
+   by ``margin`` (in return units), so noise alone rarely overturns the base agent.
+
+With ``time_ms`` the determinizations stop once that much wall time is spent (at least one is
+always finished): the budget then holds on any machine, but the play depends on the machine's
+speed. Without it (the shipped agents) the play is a function of the seed and the game alone.
+
+The agent reads only its seat's observation and view (the determinizations are its own guesses),
+so it can sit at any table its base agent can. Every choice's wall time is kept in
+:attr:`RolloutSearchAgent.move_times` (forced moves are not counted); :meth:`timing` summarises them.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from agents.base import Agent
+from agents.pans_trial import h_evaluate
+from agents.registry import make, register
+from envs.core.game import Game, State
+
+#: Every setting with its default and allowed range (inclusive).
+SETTINGS: dict[str, tuple[Any, Any, Any]] = {
+    "simulations": (8, 1, 4096),
+    "time_ms": (0.0, 0.0, 600_000.0),
+    "horizon": (24, 0, 100_000),
+    "turns": (0, 0, 1000),
+    "max_candidates": (8, 2, 512),
+    "margin": (0.0, 0.0, 2.0),
+}
+
+
+def check_settings(settings: Any, where: str = "search settings") -> dict[str, Any]:
+    """The complete settings (defaults filled in), or a ``ValueError`` naming what is wrong."""
+    if not isinstance(settings, dict):
+        raise ValueError(f"{where} must be a dict of {sorted(SETTINGS)}, got {type(settings).__name__}")
+    unknown = sorted(set(settings) - set(SETTINGS))
+    if unknown:
+        raise ValueError(f"{where}: unknown setting(s) {unknown}; allowed: {sorted(SETTINGS)}")
+    out: dict[str, Any] = {}
+    for name, (default, low, high) in SETTINGS.items():
+        value = settings.get(name, default)
+        if isinstance(default, int):
+            ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+            kind = "an integer"
+        else:
+            ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+            ok = ok and bool(np.isfinite(value))
+            kind = "a number"
+        if not ok or not low <= value <= high:
+            raise ValueError(f"{where}: {name} must be {kind} in [{low}, {high}], got {value!r}")
+        out[name] = type(default)(value)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Value functions: the seat's expected return from a full (imagined) position.
+ValueFunction = Callable[[State, int], float]
+
+
+def truncation_value(state: State, seat: int) -> float:
+    """What the cycle cap would pay the seat now (zero in games whose cap pays nothing)."""
+    return float(state.truncation_returns()[seat])
+
+
+def pans_trial_value(state: State, seat: int) -> float:
+    """``heuristic-v1``'s damage-race evaluation (in damage points) squashed into (-1, 1)."""
+    return math.tanh(h_evaluate(state, seat) / 8.0)
+
+
+def dojo_value(state: State, seat: int) -> float:
+    """The return to expect if each seat's chance of winning grew by a constant factor per stripe
+    of the progress track (winner +1, every other seat -1/(n-1), as the game pays)."""
+    weights = [math.exp(0.45 * t) for t in state.track]
+    p = weights[seat] / sum(weights)
+    n = len(weights)
+    return p - (1.0 - p) / (n - 1)
+
+
+def wizard_arena_value(state: State, seat: int) -> float:
+    """The ranking reward, 1 - 2(rank - 1)/(n - 1), with the rank made smooth: each other bot is
+    ahead with probability sigmoid(key difference), the key being score plus small terms for
+    strength and health (the ranking's tie-break, and what the next fights are won with); a fallen
+    bot keeps its score but gains nothing more. The cycle cap's plain ranking changes too seldom
+    within a short rollout to tell moves apart."""
+    keys = [state.score[i] + 0.03 * state.strength[i] + (0.1 * state.hp[i] if state.alive[i] else -1.0)
+            for i in range(len(state.score))]
+    n = len(keys)
+    if n == 1:
+        return 0.0
+    mine = keys[seat]
+    ahead = sum(1.0 / (1.0 + math.exp(max(-30.0, min(30.0, mine - k)))) for i, k in enumerate(keys) if i != seat)
+    return 1.0 - 2.0 * ahead / (n - 1)
+
+
+#: Game name -> its value function (games not listed use :func:`truncation_value`).
+VALUE_FUNCTIONS: dict[str, ValueFunction] = {
+    "pans_trial_v0": pans_trial_value,
+    "dojo_v0": dojo_value,
+    "wizard_arena_v0": wizard_arena_value,
+}
+
+
+class RolloutSearchAgent(Agent):
+    """Determinized rollouts over a base agent; see the module docstring.
+
+    ``base`` is an agent id of this game (``"heuristic-v1"`` short for ``"<game>/heuristic-v1"``) or
+    a callable ``make(seed) -> Agent`` (for a network built in memory); ``rollout`` the same for the
+    agent that plays every seat inside the rollouts (default: the base agent's id or callable);
+    ``value`` a value function (default: the game's entry in :data:`VALUE_FUNCTIONS`).
+    """
+
+    def __init__(self, game_name: str, seed: int | None = None, base: str | Callable[[int], Agent] = "heuristic-v1",
+                 rollout: str | Callable[[int], Agent] | None = None, value: ValueFunction | None = None,
+                 search: dict[str, Any] | None = None) -> None:
+        super().__init__(game_name, seed)
+        self.search = check_settings(dict(search or {}))
+        self.base_factory = self._factory(base, "base")
+        self.rollout_factory = self._factory(base if rollout is None else rollout, "rollout")
+        self.value = value if value is not None else VALUE_FUNCTIONS.get(game_name, truncation_value)
+        if not callable(self.value):
+            raise ValueError(f"value must be a function (state, seat) -> float, got {type(self.value).__name__}")
+        self.base_agent: Agent | None = None
+        self.rollout_agents: list[Agent] = []
+        #: Wall time (seconds) of every decision with a choice, across games.
+        self.move_times: list[float] = []
+        #: This process's CPU time (seconds) of the same decisions: the cost on one core, whatever
+        #: else the machine runs.
+        self.move_cpu_times: list[float] = []
+        #: What the last search did: determinizations finished, candidates tried, rollouts played
+        #: and the most actions one of them took.
+        self.last_search: dict[str, int] = {}
+        #: The last search's mean leaf value of each candidate (action -> value, before the margin):
+        #: soft targets for a network that learns from the search.
+        self.last_values: dict[int, float] = {}
+
+    def _factory(self, spec: str | Callable[[int], Agent], what: str) -> Callable[[int], Agent]:
+        if isinstance(spec, str):
+            agent_id = spec if "/" in spec else f"{self.game_name}/{spec}"
+            if agent_id.split("/", 1)[0] != self.game_name:
+                raise ValueError(f"{what} agent {agent_id!r} plays another game than {self.game_name}")
+            make(agent_id, seed=0)  # fails now, naming the known ids, if there is no such agent
+            return lambda seed: make(agent_id, seed=seed)
+        if callable(spec):
+            return spec
+        raise ValueError(f"{what} must be an agent id or a callable seed -> Agent, got {type(spec).__name__}")
+
+    def reset(self, seat: int, game: Game) -> None:
+        super().reset(seat, game)
+        self.base_agent = self.base_factory(self.rng.getrandbits(32))
+        self.base_agent.reset(seat, game)
+        self.rollout_agents = [self.rollout_factory(self.rng.getrandbits(32)) for _ in range(game.num_players)]
+
+    def timing(self) -> dict[str, float]:
+        """Mean and 95th percentile (seconds) of the wall and CPU time of the decisions with a choice
+        so far, and their count."""
+        out: dict[str, float] = {"moves": len(self.move_times)}
+        for name, times in (("wall", self.move_times), ("cpu", self.move_cpu_times)):
+            t = np.asarray(times) if times else np.zeros(1)
+            out[f"{name}_mean_s"] = float(t.mean())
+            out[f"{name}_p95_s"] = float(np.percentile(t, 95))
+        return out
+
+    # ------------------------------------------------------------------------------------------
+    def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
+        if self.game is None or self.base_agent is None:
+            raise RuntimeError(f"{self.agent_id or type(self).__name__}: act() called before reset(seat, game)")
+        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        if len(legal) == 0:
+            raise ValueError(f"{self.agent_id or type(self).__name__}: asked to act with an empty action mask")
+        if len(legal) == 1:
+            return int(legal[0])
+        start, cpu = time.perf_counter(), time.process_time()
+        default = int(self.base_agent.act(observation, view))
+        choice = self._search(default, legal, view, start)
+        self.move_times.append(time.perf_counter() - start)
+        self.move_cpu_times.append(time.process_time() - cpu)
+        return choice
+
+    def _search(self, default: int, legal: list[int], view: dict[str, Any], start: float) -> int:
+        s, game = self.search, self.game
+        rng = random.Random(self.rng.getrandbits(64))
+        deadline = start + s["time_ms"] / 1000.0 if s["time_ms"] > 0 else None
+        roots = [game.state_from_view(view, rng)]
+        candidates = self._candidates(default, legal, roots[0])
+        totals = np.zeros(len(candidates))
+        done = longest = 0
+        while done < s["simulations"]:
+            root = roots[done] if done < len(roots) else game.state_from_view(view, rng)
+            seed = rng.getrandbits(32)
+            for i, action in enumerate(candidates):
+                child = root.clone()
+                child.apply_unchecked(action)
+                value, length = self._rollout(child, seed)
+                totals[i] += value
+                longest = max(longest, length)
+            done += 1
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        self.last_search = {"simulations": done, "candidates": len(candidates),
+                            "rollouts": done * len(candidates), "longest_rollout": longest}
+        means = totals / done
+        self.last_values = {int(a): float(v) for a, v in zip(candidates, means)}
+        means[0] += s["margin"]  # candidates[0] is the base agent's choice
+        return int(candidates[int(np.argmax(means))])  # argmax keeps the first of equals
+
+    def _candidates(self, default: int, legal: list[int], root: State) -> list[int]:
+        """The base agent's choice first, then the other legal actions (the best-looking ones one
+        ply ahead when there are more than ``max_candidates``)."""
+        others = [a for a in legal if a != default]
+        room = self.search["max_candidates"] - 1
+        if len(others) > room:
+            scores = []
+            for a in others:
+                child = root.clone()
+                child.apply_unchecked(a)
+                scores.append(self._leaf(child))
+            order = sorted(range(len(others)), key=lambda i: -scores[i])  # stable: ties keep id order
+            others = [others[i] for i in order[:room]]
+        return [default, *others]
+
+    def _leaf(self, state: State) -> float:
+        if state.is_terminal():
+            return float(state.returns()[self.seat])
+        return float(self.value(state, self.seat))
+
+    def _rollout(self, state: State, seed: int) -> tuple[float, int]:
+        """Play ``state`` on with the rollout agents for at most ``horizon`` actions, or (with
+        ``turns``) until the seat is to act for the ``turns``-th time after other seats have acted:
+        the seat's leaf value, and the number of actions played."""
+        game = self.game
+        for p, agent in enumerate(self.rollout_agents):
+            agent.rng.seed(seed + p)
+            agent.reset(p, game)
+        played = turns = 0
+        others_moved = False
+        for _ in range(self.search["horizon"]):
+            if state.is_terminal():
+                break
+            p = state.current_player()
+            if p != self.seat:
+                others_moved = True
+            elif others_moved:  # the seat's own turn has come round again
+                turns += 1
+                others_moved = False
+                if turns == self.search["turns"]:
+                    break
+            played += 1
+            mask = state.legal_mask()
+            if int(mask.sum()) == 1:
+                action = int(np.flatnonzero(mask)[0])
+            else:
+                agent = self.rollout_agents[p]
+                view = state.player_view(p) if agent.reads_view else {}
+                action = int(agent.act(state.seat_observation(p), view))
+            state.apply_unchecked(action)
+        return self._leaf(state), played
+
+
+def _search_factory(settings: dict[str, Any]) -> Callable[..., RolloutSearchAgent]:
+    def factory(game_name: str, seed: int | None = None, **kwargs: Any) -> RolloutSearchAgent:
+        kwargs["search"] = {**settings, **dict(kwargs.get("search") or {})}
+        return RolloutSearchAgent(game_name, seed=seed, **kwargs)
+    return factory
+
+
+#: The shipped search agents: search over ``heuristic-v1`` at a fixed number of determinizations
+#: (so the play is a function of the seed), sized to stay under half a second a choice on one core.
+SHIPPED: dict[str, dict[str, Any]] = {
+    "pans_trial_v0": {"simulations": 1, "turns": 3, "horizon": 200, "max_candidates": 6},
+    "dojo_v0": {"simulations": 6, "turns": 1, "horizon": 200, "max_candidates": 8},
+    "wizard_arena_v0": {"simulations": 8, "turns": 2, "horizon": 200, "max_candidates": 8},
+}
+
+for _game, _settings in SHIPPED.items():
+    register(f"{_game}/search-v1", _search_factory(_settings),
+             f"determinized rollouts over heuristic-v1 ({', '.join(f'{k}={v}' for k, v in _settings.items())})")

@@ -1,0 +1,223 @@
+"""Search over any base agent (``agents.rollout_search``): whole legal games in every game and config
+family, the budget settings obeyed, forced moves free, determinism for a seed, a network as the base."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import agents
+import envs
+from agents.rollout_search import SETTINGS, SHIPPED, RolloutSearchAgent, check_settings
+from agents.runner import seat_inputs
+
+TINY = {"simulations": 1, "horizon": 3, "max_candidates": 3}
+FAMILIES = [
+    pytest.param(name, family, id=f"{name}-{family}")
+    for name in envs.NAMES
+    for family in type(envs.make_game(name)).config_families
+]
+
+
+class Counting(agents.Agent):
+    """Wraps a real agent and counts the decisions it is asked for."""
+
+    def __init__(self, inner: agents.Agent) -> None:
+        super().__init__(inner.game_name, inner.seed)
+        self.inner, self.calls = inner, 0
+
+    def reset(self, seat, game):
+        super().reset(seat, game)
+        self.inner.reset(seat, game)
+
+    def act(self, observation, view):
+        self.calls += 1
+        return self.inner.act(observation, view)
+
+
+@pytest.mark.parametrize("name,family", FAMILIES)
+def test_plays_whole_games_legally_and_forced_moves_are_free(name, family):
+    config = type(envs.make_game(name)).config_families[family]
+    game = envs.make_game(name, **config)
+    base = f"{name}/heuristic-v1"
+    counted = []
+
+    def counting_base(seed):
+        counted.append(Counting(agents.make(base, seed=seed)))
+        return counted[-1]
+
+    searcher = RolloutSearchAgent(name, seed=1, base=counting_base, rollout=base, search=TINY)
+    bots = [searcher] + [agents.make(base, seed=10 + s) for s in range(1, game.num_players)]
+    record = agents.play_game(name, bots, seed=4, config=config, record_actions=True)
+    assert not record.truncated, f"{name} {family}: the game was cut at the cycle cap"
+    # the decisions of seat 0 that had a choice, replayed from the record
+    state = game.new_initial_state(4)
+    choices = 0
+    for action in record.actions:
+        if state.current_player() == 0 and int(state.legal_mask().sum()) > 1:
+            choices += 1
+        state.apply_action(action)
+    assert choices > 0
+    assert len(searcher.move_times) == len(searcher.move_cpu_times) == choices
+    assert counted[0].calls == choices  # the base agent is never asked about a forced move
+    assert searcher.timing()["moves"] == choices
+
+
+def midgame(name, seed=3, steps=25, config=None):
+    """A non-terminal position with a choice for its seat to act, after some heuristic play."""
+    game = envs.make_game(name, **(config or {}))
+    state = game.new_initial_state(seed)
+    bots = [agents.make(f"{name}/heuristic-v1", seed=s) for s in range(game.num_players)]
+    for s, bot in enumerate(bots):
+        bot.reset(s, game)
+    n = 0
+    while n < steps or int(state.legal_mask().sum()) < 2:
+        p = state.current_player()
+        state.apply_action(bots[p].act(*seat_inputs(state, p)))
+        n += 1
+        assert not state.is_terminal()
+    return game, state
+
+
+@pytest.mark.parametrize("name", ["pans_trial_v0", "dojo_v0", "wizard_arena_v0", "sequence_v0"])
+def test_budget_settings_are_obeyed(name):
+    game, state = midgame(name)
+    seat = state.current_player()
+    for sims, horizon, most in ((1, 0, 2), (3, 5, 4)):
+        bot = RolloutSearchAgent(name, seed=0, search={"simulations": sims, "horizon": horizon, "max_candidates": most})
+        bot.reset(seat, game)
+        action = bot.act(*seat_inputs(state, seat))
+        assert state.legal_mask()[action]
+        last = bot.last_search
+        assert last["simulations"] == sims
+        assert 2 <= last["candidates"] <= min(most, int(state.legal_mask().sum()))
+        assert last["rollouts"] == sims * last["candidates"]
+        assert last["longest_rollout"] <= horizon
+
+
+@pytest.mark.parametrize("name", ["pans_trial_v0", "dojo_v0"])
+def test_turns_end_rollouts_when_the_seat_is_to_act_again(name):
+    game, state = midgame(name)
+    seat = state.current_player()
+    longest = []
+    for turns in (1, 3):
+        bot = RolloutSearchAgent(name, seed=0, search={"simulations": 1, "turns": turns, "horizon": 10_000})
+        bot.reset(seat, game)
+        bot.act(*seat_inputs(state, seat))
+        longest.append(bot.last_search["longest_rollout"])
+    assert 0 < longest[0] < longest[1] < 10_000
+
+
+def test_time_budget_stops_the_search_early():
+    game, state = midgame("wizard_arena_v0")
+    seat = state.current_player()
+    bot = RolloutSearchAgent("wizard_arena_v0", seed=0, search={"simulations": 4096, "time_ms": 1.0, "horizon": 200})
+    bot.reset(seat, game)
+    bot.act(*seat_inputs(state, seat))
+    assert 1 <= bot.last_search["simulations"] < 4096
+
+
+@pytest.mark.parametrize("agent_id", [f"{name}/search-v1" for name in SHIPPED])
+def test_shipped_ids_are_registered_with_their_settings(agent_id):
+    bot = agents.make(agent_id, seed=0)
+    assert isinstance(bot, RolloutSearchAgent)
+    assert bot.search == check_settings(SHIPPED[agent_id.split("/")[0]])
+    assert "heuristic-v1" in agents.describe(agent_id)
+    overridden = agents.make(agent_id, seed=0, search={"simulations": 1})
+    assert overridden.search["simulations"] == 1
+    assert overridden.search["horizon"] == bot.search["horizon"]  # the rest kept
+
+
+@pytest.mark.parametrize("name", ["pans_trial_v0", "dojo_v0", "wizard_arena_v0"])
+def test_same_seed_same_game(name):
+    game = envs.make_game(name)
+
+    def lineup():
+        return [RolloutSearchAgent(name, seed=7, search=TINY)] + [
+            agents.make(f"{name}/heuristic-v1", seed=20 + s) for s in range(1, game.num_players)]
+
+    a = agents.play_game(name, lineup(), seed=5, record_actions=True)
+    b = agents.play_game(name, lineup(), seed=5, record_actions=True)
+    assert a.actions == b.actions and a.returns == b.returns
+
+
+@pytest.mark.parametrize("name", ["pans_trial_v0", "dojo_v0", "sequence_v0"])
+def test_choice_ignores_what_the_seat_cannot_see(name):
+    """The same view with every hidden card redrawn: the same choice (the search's guesses are its own)."""
+    game, state = midgame(name, seed=11)
+    seat = state.current_player()
+    twin = game.state_from_view(state.player_view(seat), random.Random(2))
+    choices = []
+    for s in (state, twin):
+        bot = RolloutSearchAgent(name, seed=3, search={"simulations": 2, "horizon": 6})
+        bot.reset(seat, game)
+        choices.append(bot.act(*seat_inputs(s, seat)))
+    assert choices[0] == choices[1]
+
+
+def test_a_better_move_found_by_rollouts_overrides_the_base_agent():
+    """A base agent that always plays the lowest legal id: in Wizard Arena's move phase the search,
+    whose rollouts play heuristic-v1, must often prefer another move."""
+
+    class Lowest(agents.Agent):
+        def act(self, observation, view):
+            return int(np.flatnonzero(observation["action_mask"])[0])
+
+    name = "wizard_arena_v0"
+    differ = total = 0
+    for seed in range(4):
+        game, state = midgame(name, seed=seed, steps=12)
+        seat = state.current_player()
+        bot = RolloutSearchAgent(name, seed=0, base=lambda s: Lowest(name, s), rollout="heuristic-v1",
+                                 search={"simulations": 4, "horizon": 18})
+        bot.reset(seat, game)
+        obs, view = seat_inputs(state, seat)
+        total += 1
+        differ += bot.act(obs, view) != int(np.flatnonzero(obs["action_mask"])[0])
+    assert differ >= 1
+
+
+def test_a_network_can_be_the_base(tmp_path):
+    import torch
+
+    from agents.policy_agent import PolicyAgent
+    from tests.test_search_agent import write_actor_critic
+
+    torch.set_num_threads(1)
+    folder = write_actor_critic(tmp_path / "net", game_name="pans_trial_v0")
+    bot = RolloutSearchAgent("pans_trial_v0", seed=0, base=lambda s: PolicyAgent("pans_trial_v0", seed=s, path=folder),
+                             search={"simulations": 1, "horizon": 4, "max_candidates": 2})
+    bots = [bot, agents.make("pans_trial_v0/experienced-v1", seed=1)]
+    record = agents.play_game("pans_trial_v0", bots, seed=2)
+    assert not record.truncated and bot.timing()["moves"] > 0
+
+
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ([], "must be a dict"),
+        ({"depth": 3}, "unknown setting"),
+        ({"simulations": 0}, "simulations must be an integer in [1, 4096]"),
+        ({"simulations": 2.0}, "simulations must be an integer"),
+        ({"horizon": True}, "horizon must be an integer"),
+        ({"max_candidates": 1}, "max_candidates must be an integer in [2, 512]"),
+        ({"time_ms": float("nan")}, "time_ms must be a number"),
+        ({"margin": -0.1}, "margin must be a number in [0.0, 2.0]"),
+    ],
+)
+def test_bad_settings_are_refused_by_name(bad, words):
+    with pytest.raises(ValueError) as info:
+        check_settings(bad)
+    assert words in str(info.value)
+    assert set(check_settings({})) == set(SETTINGS)
+
+
+def test_bad_base_is_refused():
+    with pytest.raises(ValueError, match="no agent registered"):
+        RolloutSearchAgent("dojo_v0", base="nonsense-v9")
+    with pytest.raises(ValueError, match="plays another game"):
+        RolloutSearchAgent("dojo_v0", base="pans_trial_v0/heuristic-v1")
+    with pytest.raises(ValueError, match="agent id or a callable"):
+        RolloutSearchAgent("dojo_v0", base=3)
