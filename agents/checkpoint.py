@@ -260,7 +260,7 @@ def register_index(folder: pathlib.Path | None = None) -> list[str]:
     for entry in good:
         try:
             register(entry["id"], partial(_make_policy_agent, entry=entry, root=folder),
-                     entry.get("description", "trained policy"))
+                     entry.get("description", "trained policy"), searches=bool(entry.get("search")))
             ids.append(entry["id"])
         except ValueError as exc:  # the id belongs to another agent already
             loose.append(f"{folder / INDEX_FILE}: {entry['id']}: {exc}")

@@ -82,6 +82,6 @@ def register_ismcts(game_names: tuple[str, ...]) -> list[str]:
         agent_id = f"{name}/{KIND}"
         register(agent_id, ISMCTSAgent,
                  f"OpenSpiel's information-set MCTS ({SIMULATIONS} simulations a move, random rollouts of "
-                 f"{ROLLOUT_ACTIONS} actions; needs the openspiel extra)")
+                 f"{ROLLOUT_ACTIONS} actions; needs the openspiel extra)", searches=True)
         ids.append(agent_id)
     return ids

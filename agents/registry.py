@@ -14,10 +14,15 @@ from agents.base import Agent
 _ID = re.compile(r"^(?P<game>[a-z0-9_]+_v\d+)/(?P<kind>[a-z0-9_.-]+)-v(?P<version>\d+)$")
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
 _DESCRIPTIONS: dict[str, str] = {}
+_SEARCHES: set[str] = set()
 
 
-def register(agent_id: str, factory: Callable[..., Agent], description: str = "") -> None:
-    """Register ``factory(game_name, seed=...) -> Agent`` under ``agent_id``."""
+def register(agent_id: str, factory: Callable[..., Agent], description: str = "", *, searches: bool = False) -> None:
+    """Register ``factory(game_name, seed=...) -> Agent`` under ``agent_id``.
+
+    ``searches`` declares an agent that searches at play time (tenths of a second to seconds a
+    move, where the others take milliseconds), so that quick leagues can leave it out.
+    """
     match = _ID.match(agent_id)
     if not match:
         raise ValueError(
@@ -28,6 +33,8 @@ def register(agent_id: str, factory: Callable[..., Agent], description: str = ""
         raise ValueError(f"agent id {agent_id!r} is already registered")
     _REGISTRY[agent_id] = factory
     _DESCRIPTIONS[agent_id] = description
+    if searches:
+        _SEARCHES.add(agent_id)
 
 
 def make(agent_id: str, seed: int | None = None, **kwargs: Any) -> Agent:
@@ -52,6 +59,11 @@ def available(game_name: str | None = None) -> list[str]:
 
 def describe(agent_id: str) -> str:
     return _DESCRIPTIONS.get(agent_id, "")
+
+
+def searches_at_play_time(agent_id: str) -> bool:
+    """Whether ``agent_id`` was registered as an agent that searches at play time."""
+    return agent_id in _SEARCHES
 
 
 def parse_id(agent_id: object) -> tuple[str, str, int]:

@@ -303,4 +303,5 @@ SHIPPED: dict[str, dict[str, Any]] = {
 
 for _game, _settings in SHIPPED.items():
     register(f"{_game}/search-v1", _search_factory(_settings),
-             f"determinized rollouts over heuristic-v1 ({', '.join(f'{k}={v}' for k, v in _settings.items())})")
+             f"determinized rollouts over heuristic-v1 ({', '.join(f'{k}={v}' for k, v in _settings.items())})",
+             searches=True)

@@ -78,3 +78,12 @@ def test_same_seed_same_game(name, agent_id):
     a = agents.play_game(name, lineup(3), seed=8, record_actions=True)
     b = agents.play_game(name, lineup(3), seed=8, record_actions=True)
     assert a.actions == b.actions and a.returns == b.returns
+
+
+def test_agents_that_search_at_play_time_say_so_in_the_registry():
+    from agents.registry import searches_at_play_time
+
+    assert searches_at_play_time("pans_trial_v0/search-v1")  # a search agent
+    assert searches_at_play_time("pans_trial_v0/ppo-search-v6")  # a checkpoint whose index entry searches
+    assert not searches_at_play_time("pans_trial_v0/heuristic-v1")
+    assert not searches_at_play_time("pans_trial_v0/ppo-v3")

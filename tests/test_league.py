@@ -340,6 +340,7 @@ def test_quick_league_plays_the_newest_checkpoints_and_says_which_it_left_out(tm
     played = {agent for line in report["lineups"] for agent in line["teams"]}
     searching = ev.searches_at_play_time(agents.available("pans_trial_v0"))
     assert "pans_trial_v0/ppo-search-v6" in searching and "pans_trial_v0/ppo-v3" not in searching
+    assert "pans_trial_v0/search-v1" in searching and "pans_trial_v0/heuristic-v1" not in searching
     for old, newest in superseded.items():
         assert "superseded by " + newest in summary["left_out"][old]
         assert old not in played and (newest in played) == (newest not in searching)

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import agents
 import envs
 from agents.pool import check_ray_address, check_workers
+from agents.registry import searches_at_play_time as registered_as_searching
 from envs.core import ConfigError
 from envs.core.config import parse_key_values
 from envs.provenance import provenance
@@ -281,12 +282,9 @@ def league_tables(game_name: str, quick: bool, summary: dict[str, Any],
 
 
 def searches_at_play_time(agent_ids: Sequence[str]) -> list[str]:
-    """The shipped checkpoints among ``agent_ids`` that search at play time (their index entry has
-    a ``search`` block): the slowest agents by far."""
-    from agents.checkpoint import scan_index
-
-    searching = {entry["id"] for entry in scan_index()[0] if entry.get("search")}
-    return [a for a in agent_ids if a in searching]
+    """The agents among ``agent_ids`` that search at play time (registered so: the search agents,
+    and the checkpoints whose index entry has a ``search`` block): the slowest agents by far."""
+    return [a for a in agent_ids if registered_as_searching(a)]
 
 
 def older_checkpoint_versions(agent_ids: Sequence[str]) -> dict[str, str]:
