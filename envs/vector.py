@@ -65,11 +65,10 @@ Backend (one per implementation, registered per game in :data:`BACKENDS`)
   hold anything until they are dealt again); ``save_state(i)`` / ``load_state(i, data)`` as above.
   :class:`VectorTables` owns seeding, the autoreset and the infos.
 
-Changes from the first sketch of this contract (issue 33): backends take ``max_cycles`` (they need
-the cap for truncation and for observations that show the time left), and ``save_state`` carries the
-``"env"`` part of ``raw_env``'s save so a table's step count travels with it; ``step`` may take an
-``active`` mask and ``player_view(i, seat)`` is optional (:class:`Backend` builds it from
-``save_state`` through the reference engine).
+Why the contract is shaped so: backends take ``max_cycles`` because they need the cap for truncation
+and for observations that show the time left; ``save_state`` carries the ``"env"`` part of
+``raw_env``'s save so that a table's step count travels with it; ``player_view(i, seat)`` is optional
+(:class:`Backend` builds it from ``save_state`` through the reference engine).
 """
 
 from __future__ import annotations
