@@ -119,6 +119,14 @@ def check_ray_address(address: Any) -> str:
     return address
 
 
+def check_pool_options(workers: Any, ray_address: Any) -> None:
+    """The ``--workers`` and ``--ray-address`` options of a command, checked before any game: a
+    ValueError or ImportError that names the option and what it takes."""
+    check_workers(workers, "--workers")
+    if ray_address is not None:
+        check_ray_address(ray_address)
+
+
 def ray_pool(address: str, workers: int | None = None) -> Any:
     """Ray's process pool on the cluster at ``address`` (connecting this process to it unless it
     already is); ``workers`` processes, or one per CPU of the cluster when None. Each process holds

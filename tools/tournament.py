@@ -190,12 +190,10 @@ def check_settings(args: argparse.Namespace, config: dict[str, Any]) -> None:
 
     if args.games < 1:
         raise fail(f"--games must be at least 1, got {args.games}")
-    from agents.pool import check_ray_address, check_workers
+    from agents.pool import check_pool_options
 
     try:
-        check_workers(args.workers, "--workers")
-        if args.ray_address is not None:
-            check_ray_address(args.ray_address)
+        check_pool_options(args.workers, args.ray_address)
     except (ValueError, ImportError) as exc:
         raise fail(str(exc)) from None
     try:

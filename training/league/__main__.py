@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import agents
 import envs
-from agents.pool import check_ray_address, check_workers
+from agents.pool import check_pool_options
 from agents.registry import searches_at_play_time as registered_as_searching
 from envs.core import ConfigError
 from envs.core.config import parse_key_values
@@ -118,11 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.workers is None and args.ray_address is None:
         args.workers = LOCAL_WORKERS
     try:
-        check_workers(args.workers, "--workers")
-        if args.ray_address is not None:
-            check_ray_address(args.ray_address)
-            if args.start_method is not None:
-                raise ValueError("--start-method applies to local workers only; leave it out with --ray-address")
+        check_pool_options(args.workers, args.ray_address)
+        if args.ray_address is not None and args.start_method is not None:
+            raise ValueError("--start-method applies to local workers only; leave it out with --ray-address")
     except (ValueError, ImportError) as exc:
         raise SystemExit(f"error: {exc}") from None
     if args.all:
