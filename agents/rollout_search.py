@@ -46,6 +46,7 @@ import numpy as np
 from agents.base import Agent
 from agents.pans_trial import h_evaluate
 from agents.registry import make, register
+from agents.search import check_ranged_settings
 from envs.core.game import Game, State
 
 #: Every setting with its default and allowed range (inclusive).
@@ -61,25 +62,7 @@ SETTINGS: dict[str, tuple[Any, Any, Any]] = {
 
 def check_settings(settings: Any, where: str = "search settings") -> dict[str, Any]:
     """The complete settings (defaults filled in), or a ``ValueError`` naming what is wrong."""
-    if not isinstance(settings, dict):
-        raise ValueError(f"{where} must be a dict of {sorted(SETTINGS)}, got {type(settings).__name__}")
-    unknown = sorted(set(settings) - set(SETTINGS))
-    if unknown:
-        raise ValueError(f"{where}: unknown setting(s) {unknown}; allowed: {sorted(SETTINGS)}")
-    out: dict[str, Any] = {}
-    for name, (default, low, high) in SETTINGS.items():
-        value = settings.get(name, default)
-        if isinstance(default, int):
-            ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-            kind = "an integer"
-        else:
-            ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-            ok = ok and bool(np.isfinite(value))
-            kind = "a number"
-        if not ok or not low <= value <= high:
-            raise ValueError(f"{where}: {name} must be {kind} in [{low}, {high}], got {value!r}")
-        out[name] = type(default)(value)
-    return out
+    return check_ranged_settings(SETTINGS, settings, where)
 
 
 # ----------------------------------------------------------------------------------------------

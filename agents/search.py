@@ -48,27 +48,35 @@ SEARCH_SETTINGS: dict[str, tuple[Any, Any, Any]] = {
 }
 
 
-def check_search_settings(settings: Any, where: str = "search settings") -> dict[str, Any]:
-    """The complete settings (defaults filled in), or a ``CheckpointError`` naming what is wrong."""
+def check_ranged_settings(table: dict[str, tuple[Any, Any, Any]], settings: Any, where: str,
+                          error: type[Exception] = ValueError, container: str = "a dict") -> dict[str, Any]:
+    """``settings`` completed with the defaults of ``table`` (name -> (default, low, high), bounds
+    inclusive, the default's type the setting's), or ``error`` naming the setting that is wrong;
+    ``container`` names what ``settings`` should be, as its reader knows it."""
     if not isinstance(settings, dict):
-        raise CheckpointError(f"{where} must be an object of {sorted(SEARCH_SETTINGS)}, got {type(settings).__name__}")
-    unknown = sorted(set(settings) - set(SEARCH_SETTINGS))
+        raise error(f"{where} must be {container} of {sorted(table)}, got {type(settings).__name__}")
+    unknown = sorted(set(settings) - set(table))
     if unknown:
-        raise CheckpointError(f"{where}: unknown setting(s) {unknown}; allowed: {sorted(SEARCH_SETTINGS)}")
+        raise error(f"{where}: unknown setting(s) {unknown}; allowed: {sorted(table)}")
     out: dict[str, Any] = {}
-    for name, (default, low, high) in SEARCH_SETTINGS.items():
+    for name, (default, low, high) in table.items():
         value = settings.get(name, default)
         if isinstance(default, int):
-            ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+            ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
             kind = "an integer"
         else:
-            ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+            ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
             ok = ok and bool(np.isfinite(value))
             kind = "a number"
         if not ok or not low <= value <= high:
-            raise CheckpointError(f"{where}: {name} must be {kind} in [{low}, {high}], got {value!r}")
+            raise error(f"{where}: {name} must be {kind} in [{low}, {high}], got {value!r}")
         out[name] = type(default)(value)
     return out
+
+
+def check_search_settings(settings: Any, where: str = "search settings") -> dict[str, Any]:
+    """The complete settings (defaults filled in), or a ``CheckpointError`` naming what is wrong."""
+    return check_ranged_settings(SEARCH_SETTINGS, settings, where, CheckpointError, "an object")
 
 
 class SearchPolicyAgent(PolicyAgent):
