@@ -16,6 +16,7 @@ import numpy as np
 
 from agents.records import Record, replay
 from envs.provenance import image_metadata, png_info
+from play.story import score_text
 
 
 def transcript(record: Record) -> str:
@@ -29,7 +30,7 @@ def transcript(record: Record) -> str:
     else:
         res = record.result
         how = "truncated" if res["truncated"] else "over" if res["over"] else "not finished"
-        lines.append(f"result ({how}): " + ", ".join(f"player_{i} {r:+g}" for i, r in enumerate(res["returns"])))
+        lines.append(f"result ({how}): " + ", ".join(f"player_{i} {score_text(r)}" for i, r in enumerate(res["returns"])))
     return "\n".join(lines) + "\n"
 
 
@@ -39,7 +40,7 @@ def result_text(record: Record, env) -> str:
     if result is None or not result["over"]:
         return f"not finished after {len(record.moves)} moves"
     returns = result["returns"]
-    scores = ", ".join(f"player_{i} {r:+g}" for i, r in enumerate(returns))
+    scores = ", ".join(f"player_{i} {score_text(r)}" for i, r in enumerate(returns))
     if result["truncated"]:
         return f"cut off at the move limit after {len(record.moves)} moves, nobody wins ({scores})"
     best = max(returns)

@@ -48,7 +48,7 @@ from agents.records import HUMAN, Move, Record, Recorder, RecordError, env_resul
 from agents.runner import TRUNCATED, Runner, RunnerHooks, decide
 from agents.policy_io import CheckpointError
 from envs.core import ConfigError, Game, IllegalActionError, StateError
-from play.story import ending, label, tell, waiting_reason
+from play.story import ending, label, score_text, tell, waiting_reason
 
 SESSION_FORMAT = "tabletop-rl/session"
 #: Deals sampled when deciding whether undo would reveal hidden information.
@@ -547,11 +547,6 @@ class Session:
     def _check_seat(self, seat: Any) -> None:
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < len(self.seats):
             raise SessionError(f"seat must be an integer in [0, {len(self.seats)}), got {seat!r}")
-
-
-def score_text(value: float) -> str:
-    """A return for people: signed, at most two decimals (``-0.33``, ``+1``)."""
-    return f"{round(value, 2) + 0.0:+g}"
 
 
 def default_hint_agent(game_name: str) -> str:

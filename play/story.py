@@ -75,3 +75,8 @@ def waiting_reason(game, view: dict[str, Any]) -> str:
     if module is not None and hasattr(module, "waiting"):
         return module.waiting(game, view)
     return ""
+
+
+def score_text(value: float) -> str:
+    """A return for people: signed, at most two decimals (``-0.33``, ``+1``)."""
+    return f"{round(value, 2) + 0.0:+g}"
