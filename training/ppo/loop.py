@@ -251,7 +251,7 @@ class Trainer:
     def update(self, batch: dict[str, Any]) -> dict[str, float]:
         if batch["cloning"]:
             return self.clone_update(batch)
-        stats = ppo_update(self.net, self.optimizer, batch, self.args, self.kl_weight(), self.device, self.critic)
+        stats = ppo_update(self.net, self.optimizer, batch, self.args, self.kl_weight(), self.device, critic=self.critic)
         self.state.updates += 1
         self.sync_actor()
         return stats
