@@ -79,7 +79,7 @@ def test_the_critic_reads_hidden_information_that_the_actor_never_sees():
     np.testing.assert_array_equal(whole[0], game.encode_state(game.load(saved)))
     critic = build_state_critic(game, 16)
     with torch.no_grad():
-        values = critic(torch.from_numpy(whole))
+        values = critic(torch.from_numpy(obs), torch.from_numpy(whole))
     assert values.shape == (2,) and values[0] != values[1]
 
 
@@ -91,18 +91,21 @@ def test_a_rollout_trains_the_state_critic_on_the_tables_whole_positions(tmp_pat
     assert trainer.tables.batch.backend == "python"
     rows = list(range(3))
     expected = trainer.tables.encode_state(rows)  # the first decision's positions, before the rollout moves them
+    obs = torch.from_numpy(trainer.tables.observe(rows)[0].copy())
     batch = trainer.collect()
     np.testing.assert_array_equal(batch["state"][:3].numpy(), expected)
     with torch.no_grad():
-        np.testing.assert_allclose(batch["value"][:3].numpy(), trainer.critic_cpu(torch.from_numpy(expected)).numpy(),
+        np.testing.assert_allclose(batch["value"][:3].numpy(), trainer.critic_cpu(obs, torch.from_numpy(expected)).numpy(),
                                    rtol=1e-6)
     before = [p.detach().clone() for p in trainer.critic.parameters()]
     head = trainer.net.state_dict()
     value_head = {k: v.clone() for k, v in head.items() if k.startswith("value")}
-    trainer.update(batch)
+    assert value_head
+    stats = trainer.update(batch)
     assert any(not torch.equal(a, b) for a, b in zip(before, trainer.critic.parameters()))
-    for k, v in value_head.items():  # the seat's value head is unused: untouched
-        assert torch.equal(trainer.net.state_dict()[k], v)
+    # The seat's own value head still learns the returns (a second task for the actor's trunk).
+    assert stats["seat_value_loss"] > 0
+    assert any(not torch.equal(trainer.net.state_dict()[k], v) for k, v in value_head.items())
     for mine, trained in zip(trainer.critic_cpu.parameters(), trainer.critic.parameters()):
         assert torch.equal(mine, trained)
 

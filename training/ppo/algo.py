@@ -78,7 +78,7 @@ def collect_rollout(
             logp_all = policy_log_probs(logits, mask_t, args.temperature)
             if critic is not None:
                 state_buf[t] = torch.from_numpy(tables.encode_state(rows))
-                value = critic(state_buf[t])
+                value = critic(obs_t, state_buf[t])
         t2 = time.process_time()
         if want_teacher:
             teacher = torch.tensor(teacher_actions(rows))
@@ -107,7 +107,7 @@ def collect_rollout(
     with torch.no_grad():
         obs, _ = tables.observe(rows)
         if critic is not None:
-            next_value = critic(torch.from_numpy(tables.encode_state(rows)))
+            next_value = critic(torch.from_numpy(obs), torch.from_numpy(tables.encode_state(rows)))
         else:
             next_value = net.logits_and_value(torch.from_numpy(obs))[1]
     adv = gae(rew_buf, val_buf, done_buf, next_value, args.gamma, args.gae_lambda)
@@ -149,8 +149,10 @@ def ppo_update(
     """``update_epochs`` passes of clipped PPO over the rollout in minibatches, plus the
     cross-entropy toward the teacher's labels weighted ``kl_weight``, with ``net`` and ``optimizer`` on
     ``device`` (the rollout is moved there once); returns the mean losses. With a ``critic`` (on
-    ``device``, its parameters in ``optimizer``) the value loss trains it on the batch's ``"state"``
-    and the network's own value head is left out."""
+    ``device``, its parameters in ``optimizer``) the value loss trains it on the batch's observations and
+    ``"state"``, and the network's own value head still learns the same returns from the seat's
+    observation (``seat_value_loss``): the actor's trunk keeps the value as a second task, as with the
+    seat's critic, so that the two critics differ only in the advantages they give."""
     a = args
     batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
     for group in optimizer.param_groups:
@@ -166,8 +168,10 @@ def ppo_update(
         for start in range(0, size, minibatch):
             mb = order[start : start + minibatch].to(device)
             logits, value = net.logits_and_value(batch["obs"][mb])
+            seat_v_loss = None
             if critic is not None:
-                value = critic(batch["state"][mb])
+                seat_v_loss = 0.5 * ((value - batch["ret"][mb]) ** 2).mean()
+                value = critic(batch["obs"][mb], batch["state"][mb])
             logp_all = policy_log_probs(logits, batch["mask"][mb], a.temperature)
             newlogp = logp_all.gather(1, batch["action"][mb][:, None]).squeeze(1)
             entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
@@ -185,6 +189,9 @@ def ppo_update(
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
             pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - a.clip_coef, 1 + a.clip_coef)).mean()
             loss = pg_loss - a.ent_coef * entropy + a.vf_coef * v_loss + kl_weight * ce
+            if seat_v_loss is not None:
+                loss = loss + a.vf_coef * seat_v_loss
+                stats.setdefault("seat_value_loss", []).append(float(seat_v_loss.detach()))
             with torch.no_grad():
                 approx_kl = float(((ratio - 1) - (newlogp - batch["logp"][mb])).mean())
                 clipfrac = float(((ratio - 1).abs() > a.clip_coef).float().mean())
