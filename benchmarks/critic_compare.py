@@ -15,7 +15,8 @@ is not run again.
 
 From the runs' ``eval.json`` and ``curve.csv``: ``summary.md`` (the docs include it) and ``summary.csv``
 (per task, critic and opponent: the final win rate over the three seeds' games with its Wilson interval,
-each seed's rate, and the training CPU seconds, evaluation left out), and ``curves.png`` (win rate
+each seed's rate, the fair share (one over the number of teams), the mean rank (1 = first) and the
+training CPU seconds per run, evaluation left out), and ``curves.png`` (win rate
 against learner decisions, one panel per task and opponent, the mean over seeds with the seeds' spread).
 """
 
@@ -104,6 +105,9 @@ def summarise(out: pathlib.Path) -> tuple[list[dict[str, Any]], dict[tuple[str, 
                     "samples": reports[0]["samples"], "wins": wins, "games": games, "win_rate": round(wins / games, 3),
                     "ci95_low": round(low, 3), "ci95_high": round(high, 3),
                     "per_seed": " / ".join(f"{r['results'][kind]['win_rate']:.2f}" for r in reports),
+                    "fair_share": round(reports[0]["results"][kind]["fair_share"], 3),
+                    "mean_rank": round(sum(r["results"][kind]["mean_rank"] * r["results"][kind]["games"]
+                                           for r in reports) / games, 2),
                     "cpu_seconds": round(sum(r["cpu_seconds"] for r in reports) / len(reports), 1),
                 })
     return rows, curves
@@ -113,11 +117,13 @@ def write_summary(rows: list[dict[str, Any]], out_dir: pathlib.Path) -> str:
     from training.report import write_csv
 
     write_csv(out_dir / "summary.csv", rows, list(TASKS), fieldnames=list(rows[0]))
-    lines = ["| Task | Critic | Opponent | Win rate (3 seeds' games) | 95% Wilson | Per seed | Training CPU s / run |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| Task | Critic | Opponent | Win rate (3 seeds' games) | 95% Wilson | Per seed | Fair share | Mean rank "
+             "| Training CPU s / run |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         lines.append(f"| {r['task']} | {r['critic']} | {r['opponent']} | {r['win_rate']:.1%} ({r['wins']}/{r['games']}) "
-                     f"| [{r['ci95_low']:.1%}, {r['ci95_high']:.1%}] | {r['per_seed']} | {r['cpu_seconds']:.0f} |")
+                     f"| [{r['ci95_low']:.1%}, {r['ci95_high']:.1%}] | {r['per_seed']} | {r['fair_share']:.1%} "
+                     f"| {r['mean_rank']:.2f} | {r['cpu_seconds']:.0f} |")
     text = "\n".join(lines) + "\n"
     (out_dir / "summary.md").write_text(text)
     return text
@@ -151,7 +157,8 @@ def plot(curves: dict[tuple[str, str], list[list[dict[str, float]]]], out_dir: p
             ax.grid(alpha=0.3)
             ax.set_xlabel("learner decisions")
             ax.set_ylabel("win rate (greedy)")
-            ax.legend(fontsize=7)
+            if ax.lines:
+                ax.legend(fontsize=7)
     fig.suptitle("training.ppo: value from the seat's observation or from the whole position (band: seeds' range)",
                  fontsize=10)
     fig.tight_layout()
