@@ -136,6 +136,7 @@ def plot(curves: dict[tuple[str, str], list[list[dict[str, float]]]], out_dir: p
     import matplotlib.pyplot as plt
     import numpy as np
 
+    import envs
     from envs.provenance import image_metadata
 
     fig, axes = plt.subplots(len(OPPONENTS), len(TASKS), figsize=(10, 6.4), squeeze=False)
@@ -152,13 +153,14 @@ def plot(curves: dict[tuple[str, str], list[list[dict[str, float]]]], out_dir: p
                 ax.plot(steps[:length], rates.mean(axis=0), marker="o", color=colour,
                         label=f"{critic} critic (mean of {len(runs)} seeds)")
                 ax.fill_between(steps[:length], rates.min(axis=0), rates.max(axis=0), color=colour, alpha=0.2)
+            fair = 1 / envs.make_game(game, **TASKS[game]["config"]).num_teams
+            ax.axhline(fair, color="grey", linestyle="--", linewidth=1, label=f"fair share ({fair:.0%})")
             ax.set_title(f"{TASKS[game]['title']} vs {kind}", fontsize=9)
             ax.set_ylim(0, 1)
             ax.grid(alpha=0.3)
             ax.set_xlabel("learner decisions")
             ax.set_ylabel("win rate (greedy)")
-            if ax.lines:
-                ax.legend(fontsize=7)
+            ax.legend(fontsize=7)
     fig.suptitle("training.ppo: value from the seat's observation or from the whole position (band: seeds' range)",
                  fontsize=10)
     fig.tight_layout()
