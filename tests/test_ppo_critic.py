@@ -162,3 +162,28 @@ def test_the_batch_encodes_the_whole_position_as_the_reference_does_on_every_bac
         expected = np.stack([batch.game.encode_state(batch.game.load(batch.save_state(i))) for i in range(3)])
         np.testing.assert_array_equal(batch.encode_state([0, 1, 2]), expected)
     assert isinstance(build_state_critic(batch.game, 8), StateCritic)
+
+
+def test_the_comparison_pools_each_critics_seeds_with_a_wilson_interval(tmp_path):
+    from benchmarks import critic_compare as cc
+    from training.report import write_csv
+
+    for critic, wins in (("seat", (10, 20, 30)), ("state", (40, 50, 60))):
+        for seed, won in zip(cc.SEEDS, wins):
+            folder = cc.run_folder(tmp_path / "runs", "sequence_v0", critic, seed)
+            folder.mkdir(parents=True)
+            results = {kind: {"wins": won, "games": 100, "win_rate": won / 100, "fair_share": 0.5, "mean_rank": 1.5}
+                       for kind in cc.OPPONENTS}
+            report = {"samples": cc.TASKS["sequence_v0"]["steps"], "cpu_seconds": 10.0 * seed, "results": results}
+            (folder / "eval.json").write_text(json.dumps(report))
+            rows = [{"step": 8192, **{f"win_rate_vs_{k}": won / 200 for k in cc.OPPONENTS}},
+                    {"step": 16384, **{f"win_rate_vs_{k}": won / 100 for k in cc.OPPONENTS}}]
+            write_csv(folder / "curve.csv", rows, ["sequence_v0"])
+    cc.main(["--report-only", "--out", str(tmp_path / "runs"), "--docs", str(tmp_path / "docs")])
+    table = (tmp_path / "docs" / "summary.md").read_text()
+    assert "| Sequence, 2 teams of 2 | seat | random-v0 | 20.0% (60/300) | [15.9%, 24.9%] | 0.10 / 0.20 / 0.30 |" in table
+    assert "| Sequence, 2 teams of 2 | state | heuristic-noisy-v1 | 50.0% (150/300) |" in table
+    assert "| 20 |" in table  # the CPU seconds of a run, averaged over its seeds
+    from PIL import Image
+
+    assert json.loads(Image.open(tmp_path / "docs" / "curves.png").text["Comment"])["package"] == "tabletop-rl"
