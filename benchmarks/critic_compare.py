@@ -9,7 +9,7 @@ choices). Each critic trains three seeds (1-3) with training.ppo's defaults (its
 ``heuristic-v1``, ``self`` and ``random-v0``), on the reference engines for both critics (so that their
 CPU seconds compare), and is evaluated greedy against ``heuristic-noisy-v1`` and ``random-v0`` (100
 seeded games each, seats rotated). Sequence runs 49,152 learner decisions, evaluated every 8,192; Wizard
-Arena, six times slower a decision, 30,720, evaluated every 10,240. Each run is one command, printed
+Arena, about four times slower a decision, 30,720, evaluated every 10,240. Each run is one command, printed
 before it starts, writing ``<out>/<game>-<critic>-s<seed>``; a run whose ``eval.json`` reaches the budget
 is not run again.
 
