@@ -164,6 +164,10 @@ class Backend(abc.ABC):
         """What ``seat`` may know at table ``i``; by default through the reference engine."""
         return self.game.load(self.save_state(i)).player_view(seat)
 
+    def encode_state(self, i: int) -> np.ndarray:
+        """The whole position at table ``i`` (``Game.encode_state``); by default through the reference engine."""
+        return self.game.encode_state(self.game.load(self.save_state(i)))
+
 
 class PythonBackend(Backend):
     """The reference engines, one :class:`~envs.core.game.State` per table, stepped in one loop."""
@@ -235,6 +239,9 @@ class PythonBackend(Backend):
 
     def player_view(self, i: int, seat: int) -> dict[str, Any]:
         return self.states[i].player_view(seat)
+
+    def encode_state(self, i: int) -> np.ndarray:
+        return self.game.encode_state(self.states[i])
 
     def save_state(self, i: int) -> dict[str, Any]:
         data = self.game.save(self.states[i])
@@ -470,6 +477,21 @@ class VectorTables:
         if isinstance(self._tables, Backend):
             return self._tables.player_view(i, seat)
         return self.game.load(self._tables.save_state(i)).player_view(seat)  # a backend on the contract alone
+
+    def encode_state(self, rows: Any) -> np.ndarray:
+        """The whole position at each table of ``rows`` (``Game.encode_state``: hidden information
+        included, for a centralised critic, never for a seat's policy), stacked float32 ``(len(rows),
+        *game.state_shape)``. The reference engines encode their states directly; another backend goes
+        through a save and a load per table (correct, and much slower)."""
+        self._need_reset("encode_state")
+        out = np.empty((len(rows), *self.game.state_shape), dtype=np.float32)
+        for j, i in enumerate(rows):
+            i = self._in_play(i)
+            if isinstance(self._tables, Backend):
+                out[j] = self._tables.encode_state(i)
+            else:
+                out[j] = self.game.encode_state(self.game.load(self._tables.save_state(i)))
+        return out
 
     def sample_legal(self, rng: np.random.Generator) -> np.ndarray:
         """One uniformly random legal action per table (for random play and benchmarks).

@@ -137,12 +137,12 @@ def test_a_non_finite_loss_stops_the_run_naming_the_step_and_keeps_the_last_good
     real = loop.ppo_update
     updates = []
 
-    def poisoned(net, optimizer, batch, args, kl_weight, device):
+    def poisoned(net, optimizer, batch, args, kl_weight, device, **kwargs):
         updates.append(len(updates))
         if len(updates) == 3:  # the third update diverges
             with torch.no_grad():
                 next(net.parameters()).fill_(float("nan"))
-        return real(net, optimizer, batch, args, kl_weight, device)
+        return real(net, optimizer, batch, args, kl_weight, device, **kwargs)
 
     monkeypatch.setattr(loop, "ppo_update", poisoned)
     run = tmp_path / "run"

@@ -100,7 +100,8 @@ class Tables:
     (``learner="seat"``).
 
     The interface the trainer and the evaluation use: ``observe(rows)``, ``play(rows, actions)``,
-    ``advance(snapshot_act)``, ``learner_seat(i)``, ``seat_inputs(rows)`` (what a teacher at the seat to act
+    ``advance(snapshot_act)``, ``learner_seat(i)``, ``encode_state(rows)`` (the whole position, for a
+    centralised critic), ``seat_inputs(rows)`` (what a teacher at the seat to act
     is handed), ``state(i)``, and the attributes ``n``, ``finished``, ``active``, ``opp``, ``learner``,
     ``team``, ``dealt`` and the CPU seconds ``opponent_seconds`` / ``snapshot_seconds``.
 
@@ -260,6 +261,11 @@ class Tables:
     def observe(self, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """The stacked observations (float32) and legal masks (bool) of the seat to act at ``rows``."""
         return self._observation[rows], self._mask[rows].astype(bool)
+
+    def encode_state(self, rows: list[int]) -> np.ndarray:
+        """The whole position (``Game.encode_state``, hidden information included) at each of ``rows``,
+        stacked float32 ``(len(rows), *game.state_shape)``: a centralised critic's input, never a seat's."""
+        return self.batch.encode_state(rows)
 
     def seat_inputs(self, rows: list[int]) -> list[tuple[int, int, dict[str, np.ndarray], dict[str, Any]]]:
         """``(table, seat, observation dict, player view)`` of the seat to act at each of ``rows``: what an

@@ -44,13 +44,18 @@ happens in one place (``main``), the loop collects a rollout then updates.
   must be this run's; a mismatch is refused with the flags its run used. The origin (and its own
   steps and CPU seconds) is kept in the run's state and in every policy it writes, so a report can
   add up the compute.
+* **Critic.** ``--critic seat`` (the default): the values behind the advantages come from the network's
+  own value head. ``--critic state``: from a second network over the seat's observation and the whole
+  position (``Game.encode_state``, hidden information included; see ``critic``), while the actor, all
+  that the policy exports, still reads only its seat's observation (centralised training, decentralised
+  execution).
 * **Evaluation.** Every ``eval_every`` steps the greedy policy (most likely legal action) plays
   ``eval_games`` seeded games against each of ``eval_opponents``, seats rotated; a win is first
   place for the learner's team (ties shared first place count, as in ``training.evaluate``).
 
 The package reads in this order: ``args`` (the options), ``algo`` (rollout, GAE, PPO loss),
-``cloning`` (kickstarting), ``run_state`` (checkpoints and resume) and ``loop`` (the ``Trainer`` and
-the command); the tables the games are stepped on are ``training.vector_env``'s, the evaluation
+``cloning`` (kickstarting), ``critic`` (the state critic), ``run_state`` (checkpoints and resume) and
+``loop`` (the ``Trainer`` and the command); the tables the games are stepped on are ``training.vector_env``'s, the evaluation
 ``training.evaluation``'s.
 """
 
@@ -65,6 +70,7 @@ _EXPORTS = {
     "training.ppo.args": ("NET_ARGS", "RESUME_CHANGEABLE", "Args", "build_parser", "check_args", "load_init_policy",
                           "parse_args"),
     "training.ppo.cloning": ("ReplayBuffer", "clone_update"),
+    "training.ppo.critic": ("CRITICS", "StateCritic", "build_state_critic"),
     "training.evaluation": ("evaluate_folder", "evaluate_module"),
     "training.ppo.loop": ("CpuAccount", "Trainer", "main"),
     "training.ppo.run_state": ("TrainerState", "flatten_optimizer", "recover_checkpoint", "unflatten_optimizer"),

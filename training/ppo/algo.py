@@ -47,9 +47,13 @@ def collect_rollout(
     want_teacher: bool,
     teacher_actions: Callable[[list[int]], list[int]],
     snapshot_act: Callable[[int, list[int]], list[int]],
+    critic: torch.nn.Module | None = None,
 ) -> dict[str, Any]:
     """``num_steps`` decisions on every table, flattened, with advantages and returns, and the CPU
-    seconds by part in ``timing`` (env, learner, teacher; opponents and snapshots from ``tables``)."""
+    seconds by part in ``timing`` (env, learner, teacher; opponents and snapshots from ``tables``).
+
+    With a ``critic`` (``--critic state``) the values come from it, over each table's whole position
+    (``tables.encode_state``, kept in the batch as ``"state"``), instead of the network's value head."""
     n, T = args.num_envs, args.num_steps
     obs_shape, num_actions = tuple(tables.game.observation_shape), tables.game.num_actions
     obs_buf = torch.zeros((T, n, *obs_shape))
@@ -60,6 +64,7 @@ def collect_rollout(
     rew_buf = torch.zeros((T, n))
     done_buf = torch.zeros((T, n))
     teach_buf = torch.full((T, n), -1, dtype=torch.long)
+    state_buf = torch.zeros((T, n, *tables.game.state_shape)) if critic is not None else None
     rows = list(range(n))
     timing = {"env": 0.0, "learner": 0.0, "teacher": 0.0}
     opp0, snap0 = tables.opponent_seconds, tables.snapshot_seconds
@@ -71,6 +76,9 @@ def collect_rollout(
         with torch.no_grad():
             logits, value = net.logits_and_value(obs_t)
             logp_all = policy_log_probs(logits, mask_t, args.temperature)
+            if critic is not None:
+                state_buf[t] = torch.from_numpy(tables.encode_state(rows))
+                value = critic(obs_t, state_buf[t])
         t2 = time.process_time()
         if want_teacher:
             teacher = torch.tensor(teacher_actions(rows))
@@ -98,7 +106,10 @@ def collect_rollout(
     timing["env"] -= timing["opponents"] + timing["snapshots"]
     with torch.no_grad():
         obs, _ = tables.observe(rows)
-        next_value = net.logits_and_value(torch.from_numpy(obs))[1]
+        if critic is not None:
+            next_value = critic(torch.from_numpy(obs), torch.from_numpy(tables.encode_state(rows)))
+        else:
+            next_value = net.logits_and_value(torch.from_numpy(obs))[1]
     adv = gae(rew_buf, val_buf, done_buf, next_value, args.gamma, args.gae_lambda)
     return {
         "obs": obs_buf.reshape(T * n, *obs_shape),
@@ -111,6 +122,7 @@ def collect_rollout(
         "teacher": teach_buf.reshape(-1),
         "cloning": cloning,
         "timing": timing,
+        **({"state": state_buf.reshape(T * n, -1)} if critic is not None else {}),
     }
 
 
@@ -132,17 +144,22 @@ def gae(
 
 def ppo_update(
     net: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any], args: Any, kl_weight: float,
-    device: torch.device | str = "cpu",
+    device: torch.device | str = "cpu", critic: torch.nn.Module | None = None,
 ) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over the rollout in minibatches, plus the
     cross-entropy toward the teacher's labels weighted ``kl_weight``, with ``net`` and ``optimizer`` on
-    ``device`` (the rollout is moved there once); returns the mean losses."""
+    ``device`` (the rollout is moved there once); returns the mean losses. With a ``critic`` (on
+    ``device``, its parameters in ``optimizer``) the value loss trains it on the batch's observations and
+    ``"state"``, and the network's own value head still learns the same returns from the seat's
+    observation (``seat_value_loss``): the actor's trunk keeps the value as a second task, as with the
+    seat's critic, so that the two critics differ only in the advantages they give."""
     a = args
     batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
     for group in optimizer.param_groups:
         group["lr"] = a.learning_rate
     size = batch["action"].shape[0]
     minibatch = -(-size // a.num_minibatches)  # the last may be smaller when they do not divide the rollout
+    params = [*net.parameters(), *(critic.parameters() if critic is not None else ())]
     stats: dict[str, list[float]] = {
         k: [] for k in ("policy_loss", "value_loss", "entropy", "teacher_ce", "approx_kl", "clipfrac")
     }
@@ -151,6 +168,10 @@ def ppo_update(
         for start in range(0, size, minibatch):
             mb = order[start : start + minibatch].to(device)
             logits, value = net.logits_and_value(batch["obs"][mb])
+            seat_v_loss = None
+            if critic is not None:
+                seat_v_loss = 0.5 * ((value - batch["ret"][mb]) ** 2).mean()
+                value = critic(batch["obs"][mb], batch["state"][mb])
             logp_all = policy_log_probs(logits, batch["mask"][mb], a.temperature)
             newlogp = logp_all.gather(1, batch["action"][mb][:, None]).squeeze(1)
             entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
@@ -168,12 +189,15 @@ def ppo_update(
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
             pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - a.clip_coef, 1 + a.clip_coef)).mean()
             loss = pg_loss - a.ent_coef * entropy + a.vf_coef * v_loss + kl_weight * ce
+            if seat_v_loss is not None:
+                loss = loss + a.vf_coef * seat_v_loss
+                stats.setdefault("seat_value_loss", []).append(float(seat_v_loss.detach()))
             with torch.no_grad():
                 approx_kl = float(((ratio - 1) - (newlogp - batch["logp"][mb])).mean())
                 clipfrac = float(((ratio - 1).abs() > a.clip_coef).float().mean())
             optimizer.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), a.max_grad_norm)
+            torch.nn.utils.clip_grad_norm_(params, a.max_grad_norm)
             optimizer.step()
             for key, val in (("policy_loss", pg_loss), ("value_loss", v_loss), ("entropy", entropy), ("teacher_ce", ce)):
                 stats[key].append(float(val.detach()))

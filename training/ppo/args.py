@@ -20,6 +20,7 @@ from agents.nets import default_arch
 from agents.policy_io import CheckpointError, load_policy, read_policy_spec
 from training.cli import dataclass_parser
 from training.settings import SELF, SettingsError, StepSettings, check_settings, parse_settings
+from training.ppo.critic import CRITICS
 from training.ppo.run_state import migrate_saved_args, read_json, recover_checkpoint
 
 
@@ -100,6 +101,10 @@ class Args(StepSettings):
     """write a resumable checkpoint every N steps"""
     max_actions: int = 0
     """cut a game after this many actions (0: the game's default cycle cap x players); a cut game gives 0"""
+    critic: str = "seat"
+    """value network: seat (the actor network's own value head, from the seat's observation) or state (a
+    centralised critic: an MLP of --hidden width over the whole position, Game.encode_state, hidden
+    information included; the actor still sees only its seat and is all the policy exports)"""
     backend: str = "auto"
     """envs.vector backend the training tables run on: auto (the game's fastest; the reference engines where an
     opponent or the teacher reads the player view), python (the reference engines) or one the game registers
@@ -209,6 +214,12 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
     backends = envs.vector.available_backends(args.game)
     if args.backend != "auto" and args.backend not in backends:
         fail(f"--backend {args.backend!r} is not available for {args.game}; choose auto or one of {backends}")
+    if args.critic not in CRITICS:
+        fail(f"--critic must be one of {list(CRITICS)}, got {args.critic!r}")
+    if args.critic == "state" and args.backend not in ("auto", "python"):
+        fail(f"--critic state reads each table's whole position from the reference engines; --backend "
+             f"{args.backend!r} keeps none (it would save and load every table at every decision): use --backend "
+             "python or auto")
     if args.net not in ("auto", "board_conv", "mlp_ac", "table_entity"):
         fail(f"--net must be auto, board_conv, mlp_ac or table_entity, got {args.net!r}")
     if args.init_policy and not args.resume:

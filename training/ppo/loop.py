@@ -25,6 +25,7 @@ from training.ppo.run_state import TrainerState
 from training.settings import SELF, check_finite, resolve_device, seed_everything
 from training.ppo.algo import collect_rollout, policy_log_probs, ppo_update, sample
 from training.ppo.args import RESUME_CHANGEABLE, Args, arch_of, load_init_policy, parse_args
+from training.ppo.critic import build_state_critic
 from training.ppo.cloning import ReplayBuffer, buffer_capacity, clone_update
 from training.evaluation import NOTE, evaluate_folder, evaluate_module
 from training.report import curve_row, log_scalars, make_report, tensorboard_writer, write_args, write_curve, write_report
@@ -93,6 +94,8 @@ def table_backend(args: Args) -> str:
     numpy engine, measured); there it is the reference engines."""
     if args.backend != "auto":
         return args.backend
+    if args.critic == "state":  # the whole position comes from the reference engines' states
+        return "python"
     kinds = {kind for kind in [*args.opponents, args.teacher] if kind and kind != SELF}
     if any(agents.make(f"{args.game}/{kind}", seed=0).reads_view for kind in sorted(kinds)):
         return "python"
@@ -124,7 +127,17 @@ class Trainer:
         self.net = build_architecture(self.arch, **self.arch_kwargs).to(memory_format=self.memory_format)
         self.actor = copy.deepcopy(self.net).requires_grad_(False)
         self.net.to(self.device)
-        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
+        #: --critic state: the value network over the whole position (on the device) and its CPU copy for
+        #: rollouts; None with the seat's own value head
+        self.critic: torch.nn.Module | None = None
+        self.critic_cpu: torch.nn.Module | None = None
+        params: list[Any] = list(self.net.parameters())
+        if args.critic == "state":
+            self.critic = build_state_critic(self.game, args.hidden)
+            self.critic_cpu = copy.deepcopy(self.critic).requires_grad_(False)
+            self.critic.to(self.device)
+            params = [{"params": params}, {"params": list(self.critic.parameters())}]
+        self.optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
         self.snapshots: list[torch.nn.Module] = []
         #: the cloning replay buffer (made at the first cloning update, or restored on resume)
         self.bc: ReplayBuffer | None = None
@@ -222,6 +235,7 @@ class Trainer:
             want_teacher=cloning or self.kl_weight() > 0,
             teacher_actions=self._teacher_actions,
             snapshot_act=self._snapshot_act,
+            critic=self.critic_cpu,
         )
         batch["timing"]["teacher_workers"] = self.teachers.take_worker_seconds() if self.teachers else 0.0
         return batch
@@ -237,7 +251,7 @@ class Trainer:
     def update(self, batch: dict[str, Any]) -> dict[str, float]:
         if batch["cloning"]:
             return self.clone_update(batch)
-        stats = ppo_update(self.net, self.optimizer, batch, self.args, self.kl_weight(), self.device)
+        stats = ppo_update(self.net, self.optimizer, batch, self.args, self.kl_weight(), self.device, critic=self.critic)
         self.state.updates += 1
         self.sync_actor()
         return stats
@@ -247,6 +261,9 @@ class Trainer:
         with torch.no_grad():
             for mine, trained in zip(self.actor.state_dict().values(), self.net.state_dict().values()):
                 mine.copy_(trained)
+            if self.critic is not None:
+                for mine, trained in zip(self.critic_cpu.state_dict().values(), self.critic.state_dict().values()):
+                    mine.copy_(trained)
 
     # -- evaluation, saving, logging
     def evaluate(self, games: int, kinds: list[str], seed: int | None = None) -> dict[str, dict[str, Any]]:

@@ -157,7 +157,7 @@ def _rng_from_json(state: Any) -> Any:
 
 def save(trainer: Any) -> None:
     """Write the trainer's resumable state to ``<run>/checkpoint`` (atomically, see the module): its
-    :class:`TrainerState` (``trainer.state``), weights, optimizer, snapshots, cloning buffer and RNGs."""
+    :class:`TrainerState` (``trainer.state``), weights (and the state critic's), optimizer, snapshots, cloning buffer and RNGs."""
     from safetensors.torch import save_file
 
     run_dir = trainer.run_dir
@@ -166,6 +166,9 @@ def save(trainer: Any) -> None:
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     save_file({k: v.cpu().contiguous() for k, v in trainer.net.state_dict().items()}, str(tmp / "model.safetensors"))
+    if trainer.critic is not None:
+        save_file({k: v.cpu().contiguous() for k, v in trainer.critic.state_dict().items()},
+                  str(tmp / "critic.safetensors"))
     opt_t, opt_meta = flatten_optimizer(trainer.optimizer)
     save_file(opt_t, str(tmp / "optimizer.safetensors"))
     for k, snap in enumerate(trainer.snapshots):
@@ -209,6 +212,8 @@ def restore(trainer: Any, defaults: dict[str, Any], changeable: frozenset[str]) 
     state = read_json(ckpt / "state.json")
     restored = TrainerState.from_saved(state, ckpt / "state.json")
     trainer.net.load_state_dict(load_file(str(ckpt / "model.safetensors")))
+    if trainer.critic is not None:
+        trainer.critic.load_state_dict(load_file(str(ckpt / "critic.safetensors")))
     trainer.sync_actor()
     opt_t = load_file(str(ckpt / "optimizer.safetensors")) if (ckpt / "optimizer.safetensors").exists() else {}
     trainer.optimizer.load_state_dict(unflatten_optimizer(opt_t, state["optimizer"]))
