@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
             note=NOTE + "; cpu_seconds: not measured (Ray's workers run in other processes)",
             results=final, curve=curve,
         ))
-    write_curve(curve, out, f"{args.game} (RLlib PPO)", args.game)
+    write_curve(curve, out, f"{args.game}: RLlib PPO's greedy policy against fixed opponents", args.game)
     if args.register:
         register(args, out)
     print(json.dumps({"policy": str(out), "final": final, "iterations": len(curve)}, indent=2))

@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
     curve: list[dict[str, Any]] = []
     writer = tensorboard_writer(out / "tb", args.game)
     cpu_start = time.process_time()
-    title = f"{args.game} {args.register or out.name} (SB3 MaskablePPO)"
+    title = f"{args.game}: SB3 MaskablePPO's greedy policy against fixed opponents"
 
     class Monitor(BaseCallback):
         """Episode returns, periodic evaluation, self-play snapshots (fixed metric names) and the stop at a

@@ -304,7 +304,8 @@ class Trainer:
         if self.writer:  # the training values were logged at this step already
             log_scalars(self.writer, {k: v for k, v in row.items() if k == "step" or k.startswith("win_")})
         self.state.curve.append(row)
-        write_curve(self.state.curve, self.run_dir, f"{self.args.game} {self.run_dir.name}", self.args.game)
+        write_curve(self.state.curve, self.run_dir, f"{self.args.game}: training.ppo's greedy policy against fixed opponents",
+                    self.args.game)
 
     def write_report(self) -> pathlib.Path:
         """``eval.json`` in the run folder: the evaluation at the run's last step, in the one report schema
