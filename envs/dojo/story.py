@@ -158,6 +158,16 @@ def turn(game, view: dict[str, Any]) -> str:
     return f"player_{actor} to act: {asked.get(phase, phase)}{whose}"
 
 
+def waiting(game, view: dict[str, Any]) -> str:
+    """Why the viewer cannot act for a while: Meditazione skips its next turn. Nothing else keeps a
+    Dojo player out for longer than the others' turns (a pawn sent to Start is placed at once)."""
+    me = view["seat"]
+    if view["winner"] < 0 and view["med_skip"][me]:
+        return ("you meditate (Meditazione): your next turn is skipped, and nobody can fight you "
+                "until it has passed")
+    return ""
+
+
 def ending(game, view: dict[str, Any]) -> str:
     if view["winner"] < 0:
         return ""
