@@ -13,10 +13,11 @@ import random
 import pytest
 
 import envs
-from envs.dojo.rules import from_position
+from envs.dojo.board import SIZE
+from envs.dojo.rules import A_STEP, from_position
 from envs.pans_trial import rules as R
 from play.session import Session
-from play.story import waiting_reason
+from play.story import tell, waiting_reason
 from play.terminal import TerminalGame
 from tests.pans_trial.pt_builder import build, card
 
@@ -212,3 +213,22 @@ def test_pans_trial_the_appeasing_and_its_requests_are_told_as_waits_from_either
         "player_1 lost the Appeasing and puts the two played cards back on the board")
     session = Session("pans_trial_v0", ["pans_trial_v0/heuristic-v1", "human"], state=saved, seed=1)
     _front_ends_offer_skip(session, 1, winner_first)
+
+
+def test_dojo_a_kumite_settled_inside_one_step_is_told_with_its_dice():
+    game = envs.make_game("dojo_v0", num_players=2)
+    # player_0 rolls 1+1 and steps east onto player_1 (Tatami, row 7); nobody holds a Tecnica, so the
+    # Kumite is settled inside the step: dice 5 v 3 at equal belts
+    state = from_position(game, {0: 7 * SIZE + 0, 1: 7 * SIZE + 1}, turn=0, dice=[1, 1, 5, 3])
+    before = state.clone()
+    state.apply_action(A_STEP + 1)
+    for viewer in (0, 1):
+        told = tell(game, before, state, 0, A_STEP + 1, viewer)
+        assert "Kumite: player_0 attacks player_1; dice 5 v 3, totals 5 v 3 with belts and Tecnica" in told, told
+        assert "player_1 is sent to Start (back to their Safe Room)" in told
+    # the next move settles no bout, so nothing of this one is told again
+    after, seat = state.clone(), state.current_player()
+    action = state.legal_actions()[0]
+    state.apply_action(action)
+    told = tell(game, after, state, seat, action, 0)
+    assert told and not any("Kumite" in line for line in told), told
