@@ -6,13 +6,20 @@ as the human seat is told it, must name every kind of consequence that happened 
 
 from __future__ import annotations
 
+import io
 import json
 import random
 
 import pytest
 
 import envs
+from envs.dojo.board import SIZE
+from envs.dojo.rules import A_STEP, from_position
+from envs.pans_trial import rules as R
 from play.session import Session
+from play.story import tell, waiting_reason
+from play.terminal import TerminalGame
+from tests.pans_trial.pt_builder import build, card
 
 
 def _play(game, opponent, seed, config=None):
@@ -143,3 +150,85 @@ def test_wizard_arena_story_replays_each_move_to_the_very_same_position():
         assert noted.to_dict() == state.to_dict()
         moves += 1
     assert moves > 100
+
+
+def _front_ends_offer_skip(session, seat, reason):
+    """The page shows ``reason`` with its skip button (the state it is sent: not the seat's turn, not
+    over, the reason); the terminal says it and skips to the seat's next move on 'skip'."""
+    web = pytest.importorskip("play.web")
+    body = web.seat_state(session, seat, "sid")
+    assert (body["your_turn"], body["over"], body["waiting"]) == (False, False, reason)
+    out, asked = io.StringIO(), []
+
+    def read(prompt):
+        if prompt.startswith("Press Enter"):
+            asked.append(prompt)
+            return "skip"
+        raise EOFError  # the seat's own move: leave the game there
+
+    TerminalGame(session, out=out, read=read, color=False, pace=0).run()
+    assert f"You cannot act now: {reason[:40]}" in " ".join(out.getvalue().split())
+    assert len(asked) == 1 and "type 'skip' to go to your next move" in asked[0]
+    assert session.to_act() == seat
+
+
+def test_dojo_a_meditating_player_is_told_their_turn_is_skipped():
+    game = envs.make_game("dojo_v0", num_players=2)
+    # player_0 drew Meditazione: player_1 walks, player_0's turn is skipped, player_1 walks again
+    state = from_position(game, {}, turn=1, meditating=(0,), dice=[3, 4, 2, 5])
+    reason = waiting_reason(game, state.player_view(0))
+    assert reason.startswith("you meditate (Meditazione): your next turn is skipped")
+    assert waiting_reason(game, state.player_view(1)) == ""  # the one to act waits for nothing
+    awake = from_position(game, {}, turn=1, dice=[3, 4])
+    assert waiting_reason(game, awake.player_view(0)) == ""  # simply player_1's move
+    session = Session("dojo_v0", ["human", "dojo_v0/heuristic-v1"], config={"num_players": 2},
+                      state=game.save(state), seed=1)
+    _front_ends_offer_skip(session, 0, reason)
+    assert session.runner.state.turn_index - state.turn_index == 3  # player_1, player_0 (skipped), player_1
+
+
+def test_pans_trial_the_appeasing_and_its_requests_are_told_as_waits_from_either_side():
+    game = envs.make_game("pans_trial_v0")
+    # player_0's forced pass ends the phase: player_1 chooses an Appeasing card first
+    state = build(game, ". . . . . .\n" * 6, pos=((0, 0), (3, 3)), hands=("W2 X5", "X3 T3"), active=0,
+                  turns_left=1, forced=(1, 0))
+    state.apply_action(R.A_PASS)
+    assert waiting_reason(game, state.player_view(0)) == ""  # simply player_1's choice
+    state.apply_action(R.A_APPEASE + card("X3"))
+    assert waiting_reason(game, state.player_view(1)) == (
+        "your Appeasing card is chosen; player_0 chooses theirs face down, then both are shown")
+    state.apply_action(R.A_APPEASE + card("W2"))  # the Walls card beats the Weapons card
+    winner_first = waiting_reason(game, state.player_view(1))
+    assert winner_first.startswith("player_0 won the Appeasing and makes their request to Pan first")
+    saved = game.save(state)
+    state.apply_action(R.A_REQUEST + R.RESTRUCTURE)
+    assert waiting_reason(game, state.player_view(1)) == winner_first  # the request takes two choices
+    state.apply_action(R.A_RESTRUCTURE + 0)
+    assert state.current_player() == 1 and waiting_reason(game, state.player_view(0)).startswith(
+        "player_1 lost the Appeasing and makes their request to Pan")
+    state.apply_action(R.A_REQUEST + R.PLANE_SHIFT)
+    state.apply_action(R.A_SHIFT + 0)
+    assert state.phase == "place"
+    assert waiting_reason(game, state.player_view(0)).startswith(
+        "player_1 lost the Appeasing and puts the two played cards back on the board")
+    session = Session("pans_trial_v0", ["pans_trial_v0/heuristic-v1", "human"], state=saved, seed=1)
+    _front_ends_offer_skip(session, 1, winner_first)
+
+
+def test_dojo_a_kumite_settled_inside_one_step_is_told_with_its_dice():
+    game = envs.make_game("dojo_v0", num_players=2)
+    # player_0 rolls 1+1 and steps east onto player_1 (Tatami, row 7); nobody holds a Tecnica, so the
+    # Kumite is settled inside the step: dice 5 v 3 at equal belts
+    state = from_position(game, {0: 7 * SIZE + 0, 1: 7 * SIZE + 1}, turn=0, dice=[1, 1, 5, 3])
+    before = state.clone()
+    state.apply_action(A_STEP + 1)
+    for viewer in (0, 1):
+        told = tell(game, before, state, 0, A_STEP + 1, viewer)
+        assert "Kumite: player_0 attacks player_1; dice 5 v 3, totals 5 v 3 with belts and Tecnica" in told, told
+        assert "player_1 is sent to Start (back to their Safe Room)" in told
+    # the next move settles no bout, so nothing of this one is told again
+    after, seat = state.clone(), state.current_player()
+    action = state.legal_actions()[0]
+    state.apply_action(action)
+    told = tell(game, after, state, seat, action, 0)
+    assert told and not any("Kumite" in line for line in told), told

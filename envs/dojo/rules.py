@@ -194,8 +194,8 @@ class DojoState(State):
         "med_skip", "med_guard", "first_player", "turn_player", "turn_index", "main_phase", "actor",
         "setup_count", "roll", "mv_start", "mv_visited", "mv_squares", "mv_steps", "mv_prev", "mv_extra", "mv_queue",
         "k_att", "k_def", "k_kind", "k_dice", "k_played", "k_stage", "k_from", "k_wins", "k_uke",
-        "exam_from", "purpose", "pending", "resume", "winner", "last_card", "stats", "dice_script",
-        "obs_cache",
+        "exam_from", "purpose", "pending", "resume", "winner", "last_card", "k_last", "stats",
+        "dice_script", "obs_cache",
     )
 
     # ------------------------------------------------------------------------------------------
@@ -252,6 +252,10 @@ class DojoState(State):
         self.resume = ""
         self.winner = -1
         self.last_card = -1
+        #: the Kumite bouts settled by the latest action, [attacker, defender, their dice, their totals]:
+        #: the dice are rolled openly at the table, but a bout settled inside one move leaves no trace
+        #: in k_dice (cleared with the Kumite), so the log could not tell them otherwise
+        self.k_last: list[list[int]] = []
         self.stats = {"exam_attempts": 0, "kumite": 0, "cards": 0, "turns": 0}
         self.dice_script = []
 
@@ -427,6 +431,7 @@ class DojoState(State):
     # ------------------------------------------------------------------------------------------
     # applying actions
     def _apply(self, action: int) -> None:
+        self.k_last = []
         if self.pending:
             item = self.pending[0]
             if item[0] == "place":
@@ -742,6 +747,7 @@ class DojoState(State):
     def _resolve_kumite(self) -> None:
         ta, td = self.kumite_totals()
         att, dfd = self.k_att, self.k_def
+        self.k_last.append([att, dfd, *self.k_dice, ta, td])
         kind = self.k_kind
         if kind == "exam" and self.game.config["exam_ties_to_defender"]:
             att_wins = ta > td
@@ -914,6 +920,7 @@ class DojoState(State):
         other.hands = [list(h) for h in self.hands]
         other.mv_squares = list(self.mv_squares)  # derived from mv_visited; not saved
         other.pending = [list(x) for x in self.pending]
+        other.k_last = [list(x) for x in self.k_last]
         other.stats = dict(self.stats)
         other.obs_cache = self.obs_cache  # keyed by copies of what it was built from: safe to share
         return other
@@ -926,6 +933,7 @@ class DojoState(State):
         card = Int(0, NUM_KINDS - 1)
         pile = List(card, max_len=DECK_SIZE)
         count = Int(0, MAX_COUNT)
+        total = Int(1, 6 + 2 + game.config["kiai_bonus"])  # a die, the belt bonus and a Kiai
         return Record(
             Field("pos", List(square_or_none, size=n), doc="pawn squares, -1 off the board"),
             Field("track", List(Int(0, TRACK_MAX), size=n)),
@@ -963,6 +971,10 @@ class DojoState(State):
             Field("resume", Choice(RESUME_STEPS)),
             Field("winner", seat_or_none),
             Field("last_card", Int(-2, NUM_KINDS - 1), doc="-1 none, -2 a Tecnica (which one is secret)"),
+            # one action settles at most a bout per opponent on the square, a Sfida and a best-of-three Exam
+            Field("k_last", List(Tuple(seat, seat, Int(1, 6), Int(1, 6), total, total),
+                                 max_len=n + 3),
+                  doc="the Kumite bouts settled by the latest action: attacker, defender, their dice, their totals"),
             Field("hands", List(List(card, max_len=2), size=n)),
             Field("pending", List(Tagged({"place": Tuple(seat), "settle": Tuple(seat, BitSet(squares))}),
                                   max_len=2 * n + 2)),

@@ -82,26 +82,18 @@ def tell(game, before: dict[str, Any], after: dict[str, Any], seat: int, action:
             out.append(f"you draw the Tecnica {CARD_NAMES[new[0]]}" if new else "you draw a Tecnica")
         else:
             out.append(f"{_p(drawer)} draws a Tecnica (kept secret)")
-    # Kumite.
+    if after["stats"]["exam_attempts"] > before["stats"]["exam_attempts"]:
+        out.append(f"{_p(after['turn_player'])} enters the Dojo and takes the Final Exam")
+    # Kumite: the bouts this move settled, with their dice (rolled openly), then a window it opened.
     fought = after["stats"]["kumite"] - before["stats"]["kumite"]
+    exam = before["k_kind"] == "exam" or after["stats"]["exam_attempts"] > before["stats"]["exam_attempts"]
+    for att, dfd, die_a, die_d, total_a, total_d in after["k_last"]:
+        out.append(f"{'Final Exam' if exam else 'Kumite'}: {_p(att)} attacks {_p(dfd)}; dice {die_a} v {die_d}, "
+                   f"totals {total_a} v {total_d} with belts and Tecnica")
     if after["k_att"] >= 0 and (fought or after["k_dice"] != before["k_dice"]):
         kind = "the Final Exam" if after["k_kind"] == "exam" else "Kumite"
         out.append(f"{kind}: {_p(after['k_att'])} attacks {_p(after['k_def'])}; dice "
                    f"{after['k_dice'][0]} v {after['k_dice'][1]} (Tecnica may still be played)")
-    elif fought or (before["k_att"] >= 0 and after["k_att"] < 0):
-        att = before["k_att"] if before["k_att"] >= 0 else None
-        dfd = before["k_def"] if before["k_def"] >= 0 else None
-        if att is not None:
-            out.append(f"Kumite decided: {_p(att)} against {_p(dfd)}, dice {before['k_dice'][0]} v "
-                       f"{before['k_dice'][1]} before belts and Tecnica")
-        else:
-            att = before["turn_player"]
-            hit = [q for q in range(n) if q != att and (after["track"][q] != before["track"][q]
-                                                       or (before["pos"][q] >= 0 > after["pos"][q]))]
-            against = " and ".join(_p(q) for q in hit) or "an opponent"
-            out.append(f"Kumite: {_p(att)} attacks {against}" + (f" ({fought} fights)" if fought > 1 else ""))
-    if after["stats"]["exam_attempts"] > before["stats"]["exam_attempts"]:
-        out.append(f"{_p(after['turn_player'])} enters the Dojo and takes the Final Exam")
     for q in range(n):
         d = after["track"][q] - before["track"][q]
         if d:
@@ -156,6 +148,16 @@ def turn(game, view: dict[str, Any]) -> str:
     phase = "place" if view["pending"] else view["main_phase"]
     whose = "" if actor == view["turn_player"] else f" (in the turn of player_{view['turn_player']})"
     return f"player_{actor} to act: {asked.get(phase, phase)}{whose}"
+
+
+def waiting(game, view: dict[str, Any]) -> str:
+    """Why the viewer cannot act for a while: Meditazione skips its next turn. Nothing else keeps a
+    Dojo player out for longer than the others' turns (a pawn sent to Start is placed at once)."""
+    me = view["seat"]
+    if view["winner"] < 0 and view["med_skip"][me]:
+        return ("you meditate (Meditazione): your next turn is skipped, and nobody can fight you "
+                "until it has passed")
+    return ""
 
 
 def ending(game, view: dict[str, Any]) -> str:

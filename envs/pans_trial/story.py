@@ -147,6 +147,36 @@ def turn(game, view: dict[str, Any]) -> str:
     return f"{stage.replace('_', ' ')}: {actor} chooses {names.get(stage, 'a move')}"
 
 
+#: The stages in which a player makes (and carries out) their request to Pan.
+REQUESTING = ("request", "restructure", "steal_mine", "steal_theirs", "plane_shift")
+
+
+def waiting(game, view: dict[str, Any]) -> str:
+    """Why the viewer cannot act for a while: after the Appeasing the other player may make a request,
+    place both played cards back and then open the next Traversing phase, several moves in a row.
+
+    Forced passes are no wait: the seat that owes them still takes its turns, passing. Everything said
+    here is public (the stage, who acts, who won the Appeasing, whether a card was chosen).
+    """
+    me = view["seat"]
+    other = 1 - me
+    if view["winner"] is not None or view["actor"] != other:
+        return ""
+    stage = view["stage"]
+    if stage in REQUESTING:
+        if view["appease_winner"] == other:
+            return (f"{_p(other)} won the Appeasing and makes their request to Pan first; yours comes "
+                    "after, unless they choose Ignore Us")
+        return (f"{_p(other)} lost the Appeasing and makes their request to Pan; then they put the two "
+                "played cards back and begin the next Traversing phase")
+    if stage == "place":
+        return (f"{_p(other)} lost the Appeasing and puts the two played cards back on the board; then "
+                "they begin the next Traversing phase")
+    if stage == "appease" and view["appease_submitted"][me]:
+        return f"your Appeasing card is chosen; {_p(other)} chooses theirs face down, then both are shown"
+    return ""
+
+
 def ending(game, view: dict[str, Any]) -> str:
     w = view["winner"]
     if w is None:

@@ -3,6 +3,9 @@
 Told from one seat's views before and after the move only (see ``play/story.py``): the card played
 (every card played is laid face up on the discards), the chip placed or removed, a dead card
 exchanged, the card drawn (named only to the seat that drew it), sequences made, the end.
+
+There is no ``waiting``: every seat plays every round (a seat with nothing to play passes on its own
+turn), so a seat never waits longer than the other seats' turns.
 """
 
 from __future__ import annotations
