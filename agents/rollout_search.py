@@ -47,6 +47,7 @@ from agents.base import Agent
 from agents.pans_trial import h_evaluate
 from agents.registry import make, register
 from agents.search import check_ranged_settings
+from envs import NAMES
 from envs.core.game import Game, State
 
 #: Every setting with its default and allowed range (inclusive).
@@ -105,6 +106,41 @@ def wizard_arena_value(state: State, seat: int) -> float:
     return 1.0 - 2.0 * ahead / (n - 1)
 
 
+class NetworkValue:
+    """A learned value function: a trained network's value head read from the seat's own observation of
+    the (imagined) position, an estimate of the seat's return under the play it was trained on.
+
+    ``policy`` is a checkpoint id (``"dojo_v0/ppo-v3"``), a policy folder or a run folder; the network is
+    loaded on first use, once per process, and must have a value head (``logits_and_value``)."""
+
+    def __init__(self, game_name: str, policy: str) -> None:
+        self.game_name, self.policy = game_name, policy
+        self.model: Any = None
+        self.game: Game | None = None
+
+    def _load(self) -> None:
+        from agents.checkpoint import policy_folder
+        from agents.policy_agent import load_checkpoint
+        from agents.policy_io import CheckpointError
+        import envs
+
+        model, spec = load_checkpoint(policy_folder(self.policy), self.game_name)
+        if not hasattr(model, "logits_and_value"):
+            raise CheckpointError(f"{self.policy}: a network value needs a value head (logits_and_value); "
+                                  f"{type(model).__name__} has none")
+        self.model, self.game = model, envs.make_game(self.game_name, **spec["config"])
+
+    def __call__(self, state: State, seat: int) -> float:
+        import torch
+
+        if self.model is None:
+            self._load()
+        torch.set_num_threads(1)
+        with torch.no_grad():
+            obs = torch.as_tensor(np.asarray(self.game.observe(state, seat), dtype=np.float32)[None])
+            return float(self.model.logits_and_value(obs)[1][0])
+
+
 #: Game name -> its value function (games not listed use :func:`truncation_value`).
 VALUE_FUNCTIONS: dict[str, ValueFunction] = {
     "pans_trial_v0": pans_trial_value,
@@ -113,22 +149,57 @@ VALUE_FUNCTIONS: dict[str, ValueFunction] = {
 }
 
 
+def agent_factory(game_name: str, spec: str, what: str = "base") -> Callable[[int], Agent]:
+    """``seed -> Agent`` for ``spec``: an agent kind or id of ``game_name`` (``"heuristic-v1"``,
+    ``"dojo_v0/ppo-v3"``) or a policy folder (a folder holding ``policy.json``, or a training run folder:
+    its ``policy/``), whose network is loaded once per process and shared by every agent made. Anything
+    else raises a ``ValueError`` naming the ids of the game."""
+    from agents.registry import available, parse_id
+
+    agent_id = spec if "/" in spec else f"{game_name}/{spec}"
+    if agent_id in available(game_name):
+        return lambda seed: make(agent_id, seed=seed)
+    try:
+        other = parse_id(agent_id)[0]
+    except ValueError:
+        other = game_name
+    if other != game_name and other in NAMES:
+        raise ValueError(f"{what} agent {agent_id!r} plays another game than {game_name}")
+    from agents.checkpoint import policy_folder
+    from agents.policy_agent import PolicyAgent, load_checkpoint
+    from agents.policy_io import CheckpointError
+
+    try:
+        folder = policy_folder(spec)
+        load_checkpoint(folder, game_name)  # fails now if the folder holds another game's policy
+    except CheckpointError as exc:
+        kinds = sorted(a.split("/", 1)[1] for a in available(game_name))
+        raise ValueError(f"no agent registered as {agent_id!r} (the kinds of {game_name}: {', '.join(kinds)}) and "
+                         f"no usable policy folder at {spec!r}: {exc}") from exc
+    return lambda seed: PolicyAgent(game_name, seed=seed, path=folder)
+
+
 class RolloutSearchAgent(Agent):
     """Determinized rollouts over a base agent; see the module docstring.
 
-    ``base`` is an agent id of this game (``"heuristic-v1"`` short for ``"<game>/heuristic-v1"``) or
-    a callable ``make(seed) -> Agent`` (for a network built in memory); ``rollout`` the same for the
+    ``base`` is an agent id of this game (``"heuristic-v1"`` short for ``"<game>/heuristic-v1"``), a
+    policy folder or run folder (:func:`agent_factory`), or a callable ``make(seed) -> Agent`` (for a
+    network built in memory); ``rollout`` the same for the
     agent that plays every seat inside the rollouts (default: the base agent's id or callable);
-    ``value`` a value function (default: the game's entry in :data:`VALUE_FUNCTIONS`).
+    ``value`` a value function (default: the game's entry in :data:`VALUE_FUNCTIONS`), or a checkpoint id or
+    policy folder whose network's value head scores the leaves (:class:`NetworkValue`).
     """
 
     def __init__(self, game_name: str, seed: int | None = None, base: str | Callable[[int], Agent] = "heuristic-v1",
-                 rollout: str | Callable[[int], Agent] | None = None, value: ValueFunction | None = None,
+                 rollout: str | Callable[[int], Agent] | None = None, value: ValueFunction | str | None = None,
                  search: dict[str, Any] | None = None) -> None:
         super().__init__(game_name, seed)
         self.search = check_settings(dict(search or {}))
         self.base_factory = self._factory(base, "base")
         self.rollout_factory = self._factory(base if rollout is None else rollout, "rollout")
+        if isinstance(value, str):
+            value = NetworkValue(game_name, value)
+            value._load()  # a wrong folder or a network without a value head fails here, not mid-game
         self.value = value if value is not None else VALUE_FUNCTIONS.get(game_name, truncation_value)
         if not callable(self.value):
             raise ValueError(f"value must be a function (state, seat) -> float, got {type(self.value).__name__}")
@@ -148,14 +219,11 @@ class RolloutSearchAgent(Agent):
 
     def _factory(self, spec: str | Callable[[int], Agent], what: str) -> Callable[[int], Agent]:
         if isinstance(spec, str):
-            agent_id = spec if "/" in spec else f"{self.game_name}/{spec}"
-            if agent_id.split("/", 1)[0] != self.game_name:
-                raise ValueError(f"{what} agent {agent_id!r} plays another game than {self.game_name}")
-            make(agent_id, seed=0)  # fails now, naming the known ids, if there is no such agent
-            return lambda seed: make(agent_id, seed=seed)
+            return agent_factory(self.game_name, spec, what)
         if callable(spec):
             return spec
-        raise ValueError(f"{what} must be an agent id or a callable seed -> Agent, got {type(spec).__name__}")
+        raise ValueError(f"{what} must be an agent id, a policy folder or a callable seed -> Agent, "
+                         f"got {type(spec).__name__}")
 
     def reset(self, seat: int, game: Game) -> None:
         super().reset(seat, game)

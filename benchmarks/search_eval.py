@@ -30,15 +30,17 @@ import envs
 from agents.scoring import score_game
 from agents.stats import wilson_interval
 from envs.core.config import parse_key_values
+from envs.provenance import provenance
 
 
 def play_one(agent_id: str, opponent: str, game_name: str, config: dict[str, Any], index: int, first_seed: int,
-             search: dict[str, Any]) -> dict[str, Any]:
+             search: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     game = envs.make_game(game_name, **config)
     n = game.num_players
     seed = first_seed + index
     seat = index % n
     kwargs = {"search": search} if search else {}
+    kwargs.update(extra or {})
     bots = [agents.make(agent_id, seed=seed * 1000 + s, **kwargs) if s == seat
             else agents.make(opponent, seed=seed * 1000 + s) for s in range(n)]
     cpu, wall = time.process_time(), time.perf_counter()
@@ -51,6 +53,7 @@ def play_one(agent_id: str, opponent: str, game_name: str, config: dict[str, Any
         "move_times": [round(t, 5) for t in bots[seat].move_times],
         "move_cpu_times": [round(t, 5) for t in bots[seat].move_cpu_times],
         "cpu_s": round(time.process_time() - cpu, 3), "wall_s": round(time.perf_counter() - wall, 3),
+        "provenance": provenance(game_name),
     }
 
 
@@ -97,6 +100,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE", help="game keywords")
     parser.add_argument("--search", action="append", default=[], metavar="KEY=VALUE",
                         help="override a search setting (agents.rollout_search.SETTINGS)")
+    parser.add_argument("--base", default="",
+                        help="the search's base agent: an agent kind or id, a checkpoint id, a policy or run folder "
+                             "(default: the search agent's own, heuristic-v1)")
+    parser.add_argument("--rollout", default="", help="the agent playing every seat in the rollouts (default: the base)")
+    parser.add_argument("--value", default="",
+                        help="score the rollouts' ends with this network's value head (a checkpoint id or policy "
+                             "folder; default: the game's value function)")
     parser.add_argument("--part", default="0/1", help="K/M: play only games i with i mod M == K")
     parser.add_argument("--out", type=pathlib.Path, required=True, help="JSON-lines file, appended to")
     parser.add_argument("--summary", nargs="*", type=pathlib.Path, default=None,
@@ -106,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     opponent = args.opponent if "/" in args.opponent else f"{game_name}/{args.opponent}"
     config = parse_key_values(args.config)
     search = parse_key_values(args.search, "--search")
+    extra = {k: v for k in ("base", "rollout", "value") if (v := getattr(args, k))}
     game = envs.make_game(game_name, **config)
     if args.games < 1:
         parser.error(f"--games must be at least 1, got {args.games}")
@@ -121,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for index in range(args.games):
             if index % m != k or index in done:
                 continue
-            row = play_one(args.agent, opponent, game_name, config, index, args.seed, search)
+            row = play_one(args.agent, opponent, game_name, config, index, args.seed, search, extra)
             with args.out.open("a") as f:
                 f.write(json.dumps(row) + "\n")
             rows = read_results([args.out])
@@ -131,8 +142,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                   f"wall {s['mean_move_s']:.3f}/{s['p95_move_s']:.3f} "
                   f"cpu {s['mean_move_cpu_s']:.3f}/{s['p95_move_cpu_s']:.3f} s a move", flush=True)
     rows = read_results([args.out, *(args.summary or [])])
-    result = {"agent": args.agent, "opponent": opponent, "config": config, "search": search,
-              **summary(rows, game.num_players)}
+    result = {"agent": args.agent, **extra, "opponent": opponent, "config": config, "search": search,
+              **summary(rows, game.num_players), "provenance": provenance(game_name)}
     print(json.dumps(result))
     return result
 

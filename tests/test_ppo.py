@@ -945,3 +945,48 @@ def test_shared_names_old_spellings_and_runs_saved_under_the_old_names():
     assert migrate_saved_args(old) == {"total_timesteps": 100, "num_minibatches": 2, "num_envs": 64, "num_steps": 32,
                                        "seed": 3}
     assert migrate_saved_args({"minibatch_size": 48, "num_envs": 4, "num_steps": 16})["num_minibatches"] == 2
+
+
+def test_a_search_teacher_over_the_trained_network_labels_the_cloning(tmp_path):
+    """Expert iteration: --teacher search-v1 --teacher-base <run> makes the teacher a rollout search over that
+    run's network, in this process and in a worker alike; its labels are legal and the run clones them."""
+    from training.teachers import TeacherLabels
+
+    first = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", "--hidden", "32", steps=64)
+    labels = TeacherLabels("pans_trial_v0", {}, "search-v1", seed=3, workers=1, base=str(first))
+    try:
+        game = envs.make_game("pans_trial_v0")
+        inputs = []
+        for i in range(3):
+            state = game.new_initial_state(np.random.default_rng(i))
+            while int(state.legal_mask().sum()) < 2:
+                state.apply_action(int(np.flatnonzero(state.legal_mask())[0]))
+            seat = state.current_player()
+            inputs.append((i, seat, state.seat_observation(seat), state.player_view(seat)))
+        acts = labels.actions(inputs)
+        assert labels.process_of(1) == 1 and labels.take_worker_seconds() > 0  # table 1 was labelled by the worker
+        assert all(bool(job[2]["action_mask"][a]) for job, a in zip(inputs, acts))
+        teacher = labels.local.cache[(0, inputs[0][1])]
+        assert isinstance(teacher.base_agent, PolicyAgent) and teacher.base_agent.path == first / "policy"
+    finally:
+        labels.close()
+    second = tiny_run(tmp_path / "second", "pans_trial_v0", "--opponents", "random-v0", "--hidden", "32",
+                      "--init-policy", str(first), "--teacher", "search-v1", "--teacher-base", str(first),
+                      "--bc-steps", "64", "--bc-learner-share", "0.5", steps=64)
+    saved = json.loads((second / "args.json").read_text())
+    assert (saved["teacher"], saved["teacher_base"]) == ("search-v1", str(first))
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["--teacher", "heuristic-v1", "--teacher-base", "heuristic-v1"], "needs a teacher that searches"),
+        (["--teacher", "", "--teacher-base", "heuristic-v1"], "give --teacher too"),
+        (["--teacher", "search-v1", "--teacher-base", "no/such/folder"], "no usable policy folder"),
+        (["--teacher", "search-v1", "--teacher-base", "sequence_v0/ppo-v4"], "plays another game"),
+    ],
+)
+def test_a_teacher_base_without_a_search_teacher_or_usable_base_is_refused(argv, needle, capsys):
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--game", "pans_trial_v0", *argv])
+    assert needle in capsys.readouterr().err

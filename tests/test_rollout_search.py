@@ -219,5 +219,62 @@ def test_bad_base_is_refused():
         RolloutSearchAgent("dojo_v0", base="nonsense-v9")
     with pytest.raises(ValueError, match="plays another game"):
         RolloutSearchAgent("dojo_v0", base="pans_trial_v0/heuristic-v1")
-    with pytest.raises(ValueError, match="agent id or a callable"):
+    with pytest.raises(ValueError, match="agent id, a policy folder or a callable"):
         RolloutSearchAgent("dojo_v0", base=3)
+
+
+def test_a_policy_folder_can_be_the_base(tmp_path):
+    """A folder (or run folder) holding a policy is a base by its path; the network is loaded once a
+    process and the search over it plays whole games; another game's folder or a missing one is refused."""
+    import torch
+
+    from agents.rollout_search import agent_factory
+    from tests.test_search_agent import write_actor_critic
+
+    torch.set_num_threads(1)
+    folder = write_actor_critic(tmp_path / "run" / "policy", game_name="pans_trial_v0")
+    for spec in (str(folder), str(tmp_path / "run")):
+        bot = RolloutSearchAgent("pans_trial_v0", seed=0, base=spec,
+                                 search={"simulations": 1, "horizon": 4, "max_candidates": 2})
+        record = agents.play_game("pans_trial_v0", [bot, agents.make("pans_trial_v0/random-v0", seed=1)], seed=3)
+        assert record.length > 0 and bot.timing()["moves"] > 0
+    first, second = agent_factory("pans_trial_v0", str(folder))(1), agent_factory("pans_trial_v0", str(folder))(2)
+    first.reset(0, envs.make_game("pans_trial_v0"))
+    second.reset(1, envs.make_game("pans_trial_v0"))
+    assert first.model is second.model  # one network a process, however many rollout agents use it
+    with pytest.raises(ValueError, match="no usable policy folder"):
+        RolloutSearchAgent("dojo_v0", base=str(folder))
+    with pytest.raises(ValueError, match="no usable policy folder"):
+        RolloutSearchAgent("pans_trial_v0", base=str(tmp_path / "missing"))
+
+
+def test_a_network_value_scores_the_leaves(tmp_path):
+    """value=<policy> scores rollout ends with that network's value head on the seat's own observation:
+    a network whose value is 0 everywhere makes every cut-off candidate worth 0, a real one gives finite
+    values in the return range; a folder without a usable network is refused before any game."""
+    import torch
+
+    from agents.rollout_search import NetworkValue
+    from tests.test_search_agent import write_actor_critic
+
+    torch.set_num_threads(1)
+    zero = write_actor_critic(tmp_path / "zero", game_name="pans_trial_v0", zero_value=True)
+    some = write_actor_critic(tmp_path / "some", game_name="pans_trial_v0", seed=3)
+    game, state = midgame("pans_trial_v0", seed=1, steps=20)
+    seat = state.current_player()
+    value = NetworkValue("pans_trial_v0", str(some))
+    v = value(state, seat)
+    assert np.isfinite(v) and v == value(state.clone(), seat)
+    obs = torch.as_tensor(game.observe(state, seat)[None], dtype=torch.float32)
+    with torch.no_grad():
+        assert v == pytest.approx(float(value.model.logits_and_value(obs)[1][0]))
+    bot = RolloutSearchAgent("pans_trial_v0", seed=0, value=str(zero), search={"simulations": 2, "horizon": 2})
+    bot.reset(seat, game)
+    obs_dict, view = seat_inputs(state, seat)
+    bot.act(obs_dict, view)
+    cut = bot.last_search["longest_rollout"] <= 2
+    assert cut and all(v == 0.0 for v in bot.last_values.values())  # nothing finished within two actions
+    with pytest.raises(Exception, match="neither a checkpoint id"):
+        RolloutSearchAgent("pans_trial_v0", value=str(tmp_path / "missing"))
+    with pytest.raises(Exception, match="policy for 'pans_trial_v0', not 'dojo_v0'|pans_trial_v0"):
+        RolloutSearchAgent("dojo_v0", value=str(some))

@@ -37,10 +37,12 @@ Job = tuple[int, int, dict[str, Any], dict[str, Any]]
 class _Teachers:
     """One process's teachers, one per (table, seat), made on first use."""
 
-    def __init__(self, game_name: str, config: dict[str, Any], kind: str, seed: int) -> None:
+    def __init__(self, game_name: str, config: dict[str, Any], kind: str, seed: int, base: str = "") -> None:
         self.game = envs.make_game(game_name, **config)
         self.agent_id = f"{game_name}/{kind}"
         self.seed = seed
+        #: a search teacher's base agent (an id or a policy folder); '' for the teacher's own
+        self.kwargs = {"base": base} if base else {}
         self.cache: dict[tuple[int, int], agents.Agent] = {}
 
     def label(self, jobs: list[Job]) -> list[int]:
@@ -48,7 +50,7 @@ class _Teachers:
         for i, seat, obs, view in jobs:
             teacher = self.cache.get((i, seat))
             if teacher is None:
-                teacher = self.cache[(i, seat)] = agents.make(self.agent_id, seed=self.seed * 7 + i)
+                teacher = self.cache[(i, seat)] = agents.make(self.agent_id, seed=self.seed * 7 + i, **self.kwargs)
             teacher.reset(seat, self.game)  # heuristics decide from the position; no memory kept
             out.append(int(teacher.act(obs, view)))
         return out
@@ -57,9 +59,9 @@ class _Teachers:
 _WORKER: _Teachers | None = None
 
 
-def _start_worker(game_name: str, config: dict[str, Any], kind: str, seed: int, parent: int) -> None:
+def _start_worker(game_name: str, config: dict[str, Any], kind: str, seed: int, base: str, parent: int) -> None:
     global _WORKER
-    _WORKER = _Teachers(game_name, config, kind, seed)
+    _WORKER = _Teachers(game_name, config, kind, seed, base)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
@@ -79,15 +81,19 @@ def _worker_label(jobs: list[Job]) -> tuple[list[int], float]:
 
 class TeacherLabels:
     """``actions(inputs)``: the teacher's choice for the seat to act at each table, from what that seat is
-    handed: ``inputs`` lists ``(table, seat, observation dict, player view)`` (``Tables.seat_inputs``)."""
+    handed: ``inputs`` lists ``(table, seat, observation dict, player view)`` (``Tables.seat_inputs``).
 
-    def __init__(self, game_name: str, config: dict[str, Any], kind: str, seed: int, workers: int = 0) -> None:
+    ``base`` (an agent id or a policy folder) is handed to a search teacher as the agent it searches over:
+    search over the network being trained is the teacher of expert iteration."""
+
+    def __init__(self, game_name: str, config: dict[str, Any], kind: str, seed: int, workers: int = 0,
+                 base: str = "") -> None:
         if not isinstance(workers, int) or workers < 0:
             raise ValueError(f"teacher workers must be a whole number >= 0, got {workers!r}")
-        self.local = _Teachers(game_name, config, kind, seed)
+        self.local = _Teachers(game_name, config, kind, seed, base)
         # "spawn": a fresh interpreter per worker (no copy of torch's threads or the trainer's memory).
         context = multiprocessing.get_context("spawn")
-        start = (game_name, config, kind, seed, os.getpid())
+        start = (game_name, config, kind, seed, base, os.getpid())
         self.pools = [
             ProcessPoolExecutor(1, mp_context=context, initializer=_start_worker, initargs=start) for _ in range(workers)
         ]

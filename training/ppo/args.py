@@ -77,6 +77,9 @@ class Args(StepSettings):
     """relative probability of each --opponents entry (default: equal)"""
     teacher: str = "heuristic-v1"
     """teacher agent kind for behaviour cloning and the kickstarting term ('' for none)"""
+    teacher_base: str = ""
+    """base agent of a search teacher (--teacher search-v1): an agent kind, a checkpoint id, a policy folder or a
+    run folder; '' keeps the teacher's own (heuristic-v1). Expert iteration: the search over the network being trained"""
     bc_steps: int = 0
     """learner decisions played by the teacher and cloned before PPO starts (0: no cloning)"""
     bc_buffer: int = 65536
@@ -197,6 +200,8 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
         fail("'self' is a training opponent only; --teacher needs a fixed agent")
     if args.teacher and f"{args.game}/{args.teacher}" not in known:
         fail(f"unknown agent kind {args.teacher!r} for {args.game}; available: {sorted(k.split('/')[1] for k in known)}")
+    if args.teacher_base:
+        check_teacher_base(args, fail)
     if args.opponent_weights and (
         len(args.opponent_weights) != len(args.opponents)
         or min(args.opponent_weights) < 0
@@ -227,6 +232,25 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
             load_init_policy(args)
         except (CheckpointError, ValueError) as exc:
             fail(f"--init-policy: {exc}")
+
+
+def check_teacher_base(args: Args, fail: Callable[[str], Any]) -> None:
+    """``--teacher-base`` needs a teacher that searches over a base agent, and a base that plays this game."""
+    from agents.rollout_search import RolloutSearchAgent
+
+    if not args.teacher:
+        fail("--teacher-base is the base agent of a search teacher; give --teacher too (e.g. search-v1)")
+    try:
+        teacher = agents.make(f"{args.game}/{args.teacher}", seed=0, base=args.teacher_base)
+    except TypeError:
+        teacher = None
+    except ValueError as exc:
+        fail(f"--teacher-base: {exc}")
+    if not isinstance(teacher, RolloutSearchAgent):
+        kinds = [k.split("/")[1] for k in agents.available(args.game)]
+        searchers = ", ".join(k for k in kinds if k.startswith("search-")) or f"none for {args.game}"
+        fail(f"--teacher-base needs a teacher that searches over a base agent ({searchers}); "
+             f"{args.teacher!r} is not one")
 
 
 def arch_of(args: Args, game: Any) -> tuple[str, dict[str, Any]]:

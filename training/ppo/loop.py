@@ -199,7 +199,8 @@ class Trainer:
     def _teacher_actions(self, rows: list[int]) -> list[int]:
         if self.teachers is None:
             a = self.args
-            self.teachers = TeacherLabels(a.game, self.config, a.teacher, a.seed, workers=a.teacher_workers)
+            self.teachers = TeacherLabels(a.game, self.config, a.teacher, a.seed, workers=a.teacher_workers,
+                                          base=a.teacher_base)
         return self.teachers.actions(self.tables.seat_inputs(rows))
 
     def _reindex_snapshot_tables(self) -> None:

@@ -1,0 +1,48 @@
+"""benchmarks.search_eval: seats rotated, parts, resuming, a base given by folder, and what it writes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import search_eval
+
+CHEAP = ["--search", "simulations=1", "--search", "turns=1", "--search", "max_candidates=2"]
+
+
+def test_games_rotate_seats_resume_and_parts_add_up(tmp_path, capsys):
+    out0, out1 = tmp_path / "p0.jsonl", tmp_path / "p1.jsonl"
+    first = search_eval.main(["pans_trial_v0/search-v1", "--games", "3", "--part", "0/2", "--out", str(out0), *CHEAP])
+    rows = [json.loads(line) for line in out0.read_text().splitlines()]
+    assert [r["index"] for r in rows] == [0, 2] and [r["seat"] for r in rows] == [0, 0]
+    assert all(r["provenance"]["environments"] == {"pans_trial_v0": 0} for r in rows)
+    assert first["games"] == 2 and first["search"] == {"simulations": 1, "turns": 1, "max_candidates": 2}
+    again = search_eval.main(["pans_trial_v0/search-v1", "--games", "3", "--part", "0/2", "--out", str(out0), *CHEAP])
+    assert len(out0.read_text().splitlines()) == 2 and again["wins"] == first["wins"]  # nothing replayed
+    search_eval.main(["pans_trial_v0/search-v1", "--games", "3", "--part", "1/2", "--out", str(out1), *CHEAP])
+    both = search_eval.main(["pans_trial_v0/search-v1", "--out", str(out0), "--summary", str(out1)])
+    assert both["games"] == 3 and both["fair_share"] == 0.5
+    assert both["wins"] == sum(json.loads(line)["won"] for f in (out0, out1) for line in f.read_text().splitlines())
+    low, high = both["wilson95"]
+    assert low <= both["win_rate"] <= high and both["moves_with_choice"] > 0
+    assert both["provenance"]["package"]
+
+
+def test_a_policy_folder_is_a_base(tmp_path):
+    import torch
+
+    from tests.test_search_agent import write_actor_critic
+
+    torch.set_num_threads(1)
+    folder = write_actor_critic(tmp_path / "net", game_name="pans_trial_v0")
+    result = search_eval.main(["pans_trial_v0/search-v1", "--games", "1", "--base", str(folder),
+                               "--out", str(tmp_path / "r.jsonl"), *CHEAP])
+    assert result["base"] == str(folder) and result["games"] == 1
+
+
+@pytest.mark.parametrize("argv,needle", [(["--part", "2/2"], "--part must be K/M"), (["--games", "0"], "at least 1")])
+def test_bad_arguments_are_refused(tmp_path, argv, needle, capsys):
+    with pytest.raises(SystemExit):
+        search_eval.main(["pans_trial_v0/search-v1", "--out", str(tmp_path / "x.jsonl"), *argv])
+    assert needle in capsys.readouterr().err
