@@ -130,14 +130,23 @@ class NetworkValue:
                                   f"{type(model).__name__} has none")
         self.model, self.game = model, envs.make_game(self.game_name, **spec["config"])
 
+    def observation(self, state: State, seat: int) -> np.ndarray:
+        """What the network reads: the seat's observation, re-encoded from its view when the table
+        observes through other ``observation_keys`` than the network was trained on (as
+        :class:`agents.policy_agent.PolicyAgent` does); other rules are refused."""
+        if self.model is None:
+            self._load()
+        table = state.game
+        if table.config == self.game.config:
+            return self.game.observe(state, seat)
+        return self.game.observe_view(state.player_view(seat), seat, table, table.observe(state, seat))
+
     def __call__(self, state: State, seat: int) -> float:
         import torch
 
-        if self.model is None:
-            self._load()
         torch.set_num_threads(1)
+        obs = torch.as_tensor(np.asarray(self.observation(state, seat), dtype=np.float32)[None])
         with torch.no_grad():
-            obs = torch.as_tensor(np.asarray(self.game.observe(state, seat), dtype=np.float32)[None])
             return float(self.model.logits_and_value(obs)[1][0])
 
 

@@ -278,3 +278,23 @@ def test_a_network_value_scores_the_leaves(tmp_path):
         RolloutSearchAgent("pans_trial_v0", value=str(tmp_path / "missing"))
     with pytest.raises(Exception, match="policy for 'pans_trial_v0', not 'dojo_v0'|pans_trial_v0"):
         RolloutSearchAgent("dojo_v0", value=str(some))
+
+
+def test_a_network_value_reencodes_a_table_that_observes_otherwise(tmp_path):
+    """A Wizard Arena network trained on observation version 3 values positions of a default table
+    (another observation version, the same rules) through the seat's view, as a PolicyAgent plays there."""
+    import torch
+
+    from agents.rollout_search import NetworkValue
+    from tests.test_search_agent import write_actor_critic
+
+    torch.set_num_threads(1)
+    folder = write_actor_critic(tmp_path / "v3", game_name="wizard_arena_v0", config={"observation_version": 3})
+    table = envs.make_game("wizard_arena_v0")
+    assert table.config["observation_version"] != 3
+    state = table.new_initial_state(4)
+    value = NetworkValue("wizard_arena_v0", str(folder))
+    trained = envs.make_game("wizard_arena_v0", observation_version=3)
+    expected = trained.observe_view(state.player_view(2), 2, table, table.observe(state, 2))
+    assert np.array_equal(value.observation(state, 2), expected)
+    assert np.isfinite(value(state, 2))
