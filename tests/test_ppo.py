@@ -953,7 +953,8 @@ def test_a_search_teacher_over_the_trained_network_labels_the_cloning(tmp_path):
     from training.teachers import TeacherLabels
 
     first = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", "--hidden", "32", steps=64)
-    labels = TeacherLabels("pans_trial_v0", {}, "search-v1", seed=3, workers=1, base=str(first))
+    labels = TeacherLabels("pans_trial_v0", {}, "search-v1", seed=3, workers=1,
+                           kwargs={"base": str(first), "search": {"simulations": 2}})
     try:
         game = envs.make_game("pans_trial_v0")
         inputs = []
@@ -968,13 +969,16 @@ def test_a_search_teacher_over_the_trained_network_labels_the_cloning(tmp_path):
         assert all(bool(job[2]["action_mask"][a]) for job, a in zip(inputs, acts))
         teacher = labels.local.cache[(0, inputs[0][1])]
         assert isinstance(teacher.base_agent, PolicyAgent) and teacher.base_agent.path == first / "policy"
+        assert teacher.search["simulations"] == 2 and teacher.search["turns"] == 3  # over search-v1's own
     finally:
         labels.close()
     second = tiny_run(tmp_path / "second", "pans_trial_v0", "--opponents", "random-v0", "--hidden", "32",
                       "--init-policy", str(first), "--teacher", "search-v1", "--teacher-base", str(first),
+                      "--teacher-search", "simulations=2", "margin=0.1",
                       "--bc-steps", "64", "--bc-learner-share", "0.5", steps=64)
     saved = json.loads((second / "args.json").read_text())
     assert (saved["teacher"], saved["teacher_base"]) == ("search-v1", str(first))
+    assert saved["teacher_search"] == ["simulations=2", "margin=0.1"]
 
 
 @pytest.mark.parametrize(
@@ -984,6 +988,10 @@ def test_a_search_teacher_over_the_trained_network_labels_the_cloning(tmp_path):
         (["--teacher", "", "--teacher-base", "heuristic-v1"], "give --teacher too"),
         (["--teacher", "search-v1", "--teacher-base", "no/such/folder"], "no usable policy folder"),
         (["--teacher", "search-v1", "--teacher-base", "sequence_v0/ppo-v4"], "plays another game"),
+        (["--teacher", "search-v1", "--teacher-search", "simulations=0"], "simulations must be an integer in [1, 4096]"),
+        (["--teacher", "search-v1", "--teacher-search", "depth=3"], "unknown setting"),
+        (["--teacher", "search-v1", "--teacher-search", "simulations"], "KEY=VALUE"),
+        (["--teacher", "heuristic-v1", "--teacher-search", "simulations=2"], "needs a teacher that searches"),
     ],
 )
 def test_a_teacher_base_without_a_search_teacher_or_usable_base_is_refused(argv, needle, capsys):

@@ -37,12 +37,13 @@ Job = tuple[int, int, dict[str, Any], dict[str, Any]]
 class _Teachers:
     """One process's teachers, one per (table, seat), made on first use."""
 
-    def __init__(self, game_name: str, config: dict[str, Any], kind: str, seed: int, base: str = "") -> None:
+    def __init__(self, game_name: str, config: dict[str, Any], kind: str, seed: int,
+                 kwargs: dict[str, Any] | None = None) -> None:
         self.game = envs.make_game(game_name, **config)
         self.agent_id = f"{game_name}/{kind}"
         self.seed = seed
-        #: a search teacher's base agent (an id or a policy folder); '' for the teacher's own
-        self.kwargs = {"base": base} if base else {}
+        #: what the teacher is made with beyond its id (a search teacher's base and settings)
+        self.kwargs = dict(kwargs or {})
         self.cache: dict[tuple[int, int], agents.Agent] = {}
 
     def label(self, jobs: list[Job]) -> list[int]:
@@ -59,9 +60,10 @@ class _Teachers:
 _WORKER: _Teachers | None = None
 
 
-def _start_worker(game_name: str, config: dict[str, Any], kind: str, seed: int, base: str, parent: int) -> None:
+def _start_worker(game_name: str, config: dict[str, Any], kind: str, seed: int, kwargs: dict[str, Any],
+                  parent: int) -> None:
     global _WORKER
-    _WORKER = _Teachers(game_name, config, kind, seed, base)
+    _WORKER = _Teachers(game_name, config, kind, seed, kwargs)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
@@ -83,17 +85,18 @@ class TeacherLabels:
     """``actions(inputs)``: the teacher's choice for the seat to act at each table, from what that seat is
     handed: ``inputs`` lists ``(table, seat, observation dict, player view)`` (``Tables.seat_inputs``).
 
-    ``base`` (an agent id or a policy folder) is handed to a search teacher as the agent it searches over:
-    search over the network being trained is the teacher of expert iteration."""
+    ``kwargs`` make the teacher beyond its id: a search teacher's ``base`` (an agent id or a policy folder,
+    the agent it searches over: search over the network being trained is the teacher of expert
+    iteration) and ``search`` settings."""
 
     def __init__(self, game_name: str, config: dict[str, Any], kind: str, seed: int, workers: int = 0,
-                 base: str = "") -> None:
+                 kwargs: dict[str, Any] | None = None) -> None:
         if not isinstance(workers, int) or workers < 0:
             raise ValueError(f"teacher workers must be a whole number >= 0, got {workers!r}")
-        self.local = _Teachers(game_name, config, kind, seed, base)
+        self.local = _Teachers(game_name, config, kind, seed, kwargs)
         # "spawn": a fresh interpreter per worker (no copy of torch's threads or the trainer's memory).
         context = multiprocessing.get_context("spawn")
-        start = (game_name, config, kind, seed, base, os.getpid())
+        start = (game_name, config, kind, seed, dict(kwargs or {}), os.getpid())
         self.pools = [
             ProcessPoolExecutor(1, mp_context=context, initializer=_start_worker, initargs=start) for _ in range(workers)
         ]

@@ -80,6 +80,9 @@ class Args(StepSettings):
     teacher_base: str = ""
     """base agent of a search teacher (--teacher search-v1): an agent kind, a checkpoint id, a policy folder or a
     run folder; '' keeps the teacher's own (heuristic-v1). Expert iteration: the search over the network being trained"""
+    teacher_search: list[str] = field(default_factory=list)
+    """a search teacher's settings over its shipped ones, as KEY=VALUE (simulations=8 margin=0.1; the settings
+    of agents.rollout_search: simulations, time_ms, horizon, turns, max_candidates, margin)"""
     bc_steps: int = 0
     """learner decisions played by the teacher and cloned before PPO starts (0: no cloning)"""
     bc_buffer: int = 65536
@@ -200,8 +203,8 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
         fail("'self' is a training opponent only; --teacher needs a fixed agent")
     if args.teacher and f"{args.game}/{args.teacher}" not in known:
         fail(f"unknown agent kind {args.teacher!r} for {args.game}; available: {sorted(k.split('/')[1] for k in known)}")
-    if args.teacher_base:
-        check_teacher_base(args, fail)
+    if args.teacher_base or args.teacher_search:
+        check_search_teacher(args, fail)
     if args.opponent_weights and (
         len(args.opponent_weights) != len(args.opponents)
         or min(args.opponent_weights) < 0
@@ -234,23 +237,36 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
             fail(f"--init-policy: {exc}")
 
 
-def check_teacher_base(args: Args, fail: Callable[[str], Any]) -> None:
-    """``--teacher-base`` needs a teacher that searches over a base agent, and a base that plays this game."""
+def teacher_kwargs(args: Args) -> dict[str, Any]:
+    """What a search teacher is made with beyond its id: its base agent and settings (none for other teachers)."""
+    from envs.core.config import parse_key_values
+
+    out: dict[str, Any] = {}
+    if args.teacher_base:
+        out["base"] = args.teacher_base
+    if args.teacher_search:
+        out["search"] = parse_key_values(args.teacher_search, "--teacher-search")
+    return out
+
+
+def check_search_teacher(args: Args, fail: Callable[[str], Any]) -> None:
+    """``--teacher-base`` and ``--teacher-search`` need a teacher that searches over a base agent, a base
+    that plays this game and settings in range."""
     from agents.rollout_search import RolloutSearchAgent
 
+    flag = "--teacher-base" if args.teacher_base else "--teacher-search"
     if not args.teacher:
-        fail("--teacher-base is the base agent of a search teacher; give --teacher too (e.g. search-v1)")
+        fail(f"{flag} sets up a search teacher; give --teacher too (e.g. search-v1)")
     try:
-        teacher = agents.make(f"{args.game}/{args.teacher}", seed=0, base=args.teacher_base)
+        teacher = agents.make(f"{args.game}/{args.teacher}", seed=0, **teacher_kwargs(args))
     except TypeError:
         teacher = None
-    except ValueError as exc:
-        fail(f"--teacher-base: {exc}")
+    except (ValueError, SystemExit) as exc:
+        fail(f"{flag}: {exc}")
     if not isinstance(teacher, RolloutSearchAgent):
         kinds = [k.split("/")[1] for k in agents.available(args.game)]
         searchers = ", ".join(k for k in kinds if k.startswith("search-")) or f"none for {args.game}"
-        fail(f"--teacher-base needs a teacher that searches over a base agent ({searchers}); "
-             f"{args.teacher!r} is not one")
+        fail(f"{flag} needs a teacher that searches over a base agent ({searchers}); {args.teacher!r} is not one")
 
 
 def arch_of(args: Args, game: Any) -> tuple[str, dict[str, Any]]:

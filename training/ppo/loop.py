@@ -24,7 +24,7 @@ from training.ppo import run_state
 from training.ppo.run_state import TrainerState
 from training.settings import SELF, check_finite, resolve_device, seed_everything
 from training.ppo.algo import collect_rollout, policy_log_probs, ppo_update, sample
-from training.ppo.args import RESUME_CHANGEABLE, Args, arch_of, load_init_policy, parse_args
+from training.ppo.args import RESUME_CHANGEABLE, Args, arch_of, load_init_policy, parse_args, teacher_kwargs
 from training.ppo.critic import build_state_critic
 from training.ppo.cloning import ReplayBuffer, buffer_capacity, clone_update
 from training.evaluation import NOTE, evaluate_folder, evaluate_module
@@ -200,7 +200,7 @@ class Trainer:
         if self.teachers is None:
             a = self.args
             self.teachers = TeacherLabels(a.game, self.config, a.teacher, a.seed, workers=a.teacher_workers,
-                                          base=a.teacher_base)
+                                          kwargs=teacher_kwargs(a))
         return self.teachers.actions(self.tables.seat_inputs(rows))
 
     def _reindex_snapshot_tables(self) -> None:
