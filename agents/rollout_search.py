@@ -196,16 +196,20 @@ class RolloutSearchAgent(Agent):
     network built in memory); ``rollout`` the same for the
     agent that plays every seat inside the rollouts (default: the base agent's id or callable);
     ``value`` a value function (default: the game's entry in :data:`VALUE_FUNCTIONS`), or a checkpoint id or
-    policy folder whose network's value head scores the leaves (:class:`NetworkValue`).
+    policy folder whose network's value head scores the leaves (:class:`NetworkValue`); ``opponents`` the agent
+    the other seats play in the rollouts (default: the rollout agent), a model of the table: with a network
+    as the base and the table's heuristic as ``opponents``, the rollouts value each move under the network's
+    own play against the opponents it meets.
     """
 
     def __init__(self, game_name: str, seed: int | None = None, base: str | Callable[[int], Agent] = "heuristic-v1",
                  rollout: str | Callable[[int], Agent] | None = None, value: ValueFunction | str | None = None,
-                 search: dict[str, Any] | None = None) -> None:
+                 search: dict[str, Any] | None = None, opponents: str | Callable[[int], Agent] | None = None) -> None:
         super().__init__(game_name, seed)
         self.search = check_settings(dict(search or {}))
         self.base_factory = self._factory(base, "base")
         self.rollout_factory = self._factory(base if rollout is None else rollout, "rollout")
+        self.opponent_factory = self.rollout_factory if opponents is None else self._factory(opponents, "opponents")
         if isinstance(value, str):
             value = NetworkValue(game_name, value)
             value._load()  # a wrong folder or a network without a value head fails here, not mid-game
@@ -238,7 +242,8 @@ class RolloutSearchAgent(Agent):
         super().reset(seat, game)
         self.base_agent = self.base_factory(self.rng.getrandbits(32))
         self.base_agent.reset(seat, game)
-        self.rollout_agents = [self.rollout_factory(self.rng.getrandbits(32)) for _ in range(game.num_players)]
+        self.rollout_agents = [(self.rollout_factory if p == seat else self.opponent_factory)(self.rng.getrandbits(32))
+                               for p in range(game.num_players)]
 
     def timing(self) -> dict[str, float]:
         """Mean and 95th percentile (seconds) of the wall and CPU time of the decisions with a choice

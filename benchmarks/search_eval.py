@@ -104,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         help="the search's base agent: an agent kind or id, a checkpoint id, a policy or run folder "
                              "(default: the search agent's own, heuristic-v1)")
     parser.add_argument("--rollout", default="", help="the agent playing every seat in the rollouts (default: the base)")
+    parser.add_argument("--opponents-model", dest="opponents", default="",
+                        help="the agent the other seats play in the rollouts (default: the rollout agent)")
     parser.add_argument("--value", default="",
                         help="score the rollouts' ends with this network's value head (a checkpoint id or policy "
                              "folder; default: the game's value function)")
@@ -116,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     opponent = args.opponent if "/" in args.opponent else f"{game_name}/{args.opponent}"
     config = parse_key_values(args.config)
     search = parse_key_values(args.search, "--search")
-    extra = {k: v for k in ("base", "rollout", "value") if (v := getattr(args, k))}
+    extra = {k: v for k in ("base", "rollout", "opponents", "value") if (v := getattr(args, k))}
     game = envs.make_game(game_name, **config)
     if args.games < 1:
         parser.error(f"--games must be at least 1, got {args.games}")

@@ -298,3 +298,17 @@ def test_a_network_value_reencodes_a_table_that_observes_otherwise(tmp_path):
     expected = trained.observe_view(state.player_view(2), 2, table, table.observe(state, 2))
     assert np.array_equal(value.observation(state, 2), expected)
     assert np.isfinite(value(state, 2))
+
+
+def test_the_other_seats_play_the_opponent_model_in_rollouts():
+    """opponents= sets who the other seats are in the rollouts; the searching seat plays the rollout agent."""
+    game = envs.make_game("dojo_v0", num_players=3)
+    bot = RolloutSearchAgent("dojo_v0", seed=0, base="heuristic-v1", rollout="random-v0", opponents="heuristic-v1")
+    bot.reset(1, game)
+    kinds = [a.agent_id for a in bot.rollout_agents]
+    assert kinds == ["dojo_v0/heuristic-v1", "dojo_v0/random-v0", "dojo_v0/heuristic-v1"]
+    plain = RolloutSearchAgent("dojo_v0", seed=0, rollout="random-v0")
+    plain.reset(1, game)
+    assert [a.agent_id for a in plain.rollout_agents] == ["dojo_v0/random-v0"] * 3
+    with pytest.raises(ValueError, match="no agent registered"):
+        RolloutSearchAgent("dojo_v0", opponents="nobody-v9")
