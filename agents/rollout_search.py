@@ -14,7 +14,8 @@ id of the game — and plays better than it by trying its alternatives out:
    knowledge kept, the random generator's future drawn afresh (in a game with dice and no hidden
    cards, such as Wizard Arena, they are samples of the dice to come).
 5. **Rollouts.** In every determinization each candidate is applied to a copy, then every seat — the
-   searching one included — plays on as the *rollout* agent (the base agent unless told otherwise),
+   searching one included — plays on as the *rollout* agent (the base agent unless told otherwise;
+   the other seats as the ``opponents`` agent where one is given),
    each seat handed only its own observation and view of that imagined position, for ``horizon``
    actions, or (with ``turns``) until the seat is to act for the ``turns``-th time after other
    seats have acted, or to the end of the game. All candidates of one determinization share the same
