@@ -119,7 +119,9 @@ class NetworkValue:
         self.model: Any = None
         self.game: Game | None = None
 
-    def _load(self) -> None:
+    def load(self) -> None:
+        """Load the network now (a missing folder, another game's policy or a network without a value
+        head raises :class:`agents.policy_io.CheckpointError` here rather than in the middle of a game)."""
         from agents.checkpoint import policy_folder
         from agents.policy_agent import load_checkpoint
         from agents.policy_io import CheckpointError
@@ -136,7 +138,7 @@ class NetworkValue:
         observes through other ``observation_keys`` than the network was trained on (as
         :class:`agents.policy_agent.PolicyAgent` does); other rules are refused."""
         if self.model is None:
-            self._load()
+            self.load()
         table = state.game
         if table.config == self.game.config:
             return self.game.observe(state, seat)
@@ -213,7 +215,7 @@ class RolloutSearchAgent(Agent):
         self.opponent_factory = self.rollout_factory if opponents is None else self._factory(opponents, "opponents")
         if isinstance(value, str):
             value = NetworkValue(game_name, value)
-            value._load()  # a wrong folder or a network without a value head fails here, not mid-game
+            value.load()  # a wrong folder or a network without a value head fails here, not mid-game
         self.value = value if value is not None else VALUE_FUNCTIONS.get(game_name, truncation_value)
         if not callable(self.value):
             raise ValueError(f"value must be a function (state, seat) -> float, got {type(self.value).__name__}")
