@@ -73,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         ax.errorbar(x, y, yerr=[low, high], marker="o", capsize=3, label=name)
     ax.set_xlabel("search labels cloned")
     ax.set_ylabel(f"wins vs {args.opponent} (%)")
-    ax.set_title(args.title or f"{games[0]}: the network alone, 95% Wilson intervals")
+    ax.set_title(args.title or f"{games[0]}: the network alone, 95% Wilson intervals", fontsize=10)
     ax.grid(alpha=0.3)
     if series:
         ax.legend()
