@@ -46,3 +46,22 @@ def test_bad_arguments_are_refused(tmp_path, argv, needle, capsys):
     with pytest.raises(SystemExit):
         search_eval.main(["pans_trial_v0/search-v1", "--out", str(tmp_path / "x.jsonl"), *argv])
     assert needle in capsys.readouterr().err
+
+
+def test_published_search_results_match_their_summaries():
+    """The guide's table of the shipped search agents says what the committed summaries hold."""
+    import pathlib
+
+    from agents.stats import wilson_interval
+
+    docs = pathlib.Path(__file__).resolve().parents[1] / "docs" / "guide"
+    page = (docs / "search.md").read_text()
+    for name in ("pans_trial_v0", "dojo_v0", "wizard_arena_v0"):
+        summary = json.loads((docs / "search_results" / f"{name}.json").read_text())
+        assert summary["agent"] == f"{name}/search-v1" and summary["provenance"]["package"] == "tabletop-rl"
+        games, wins = summary["games"], summary["wins"]
+        assert sum(w for w, _ in summary["by_seat"].values()) == wins
+        assert sum(n for _, n in summary["by_seat"].values()) == games
+        low, high = wilson_interval(wins, games)
+        assert summary["wilson95"] == [round(low, 4), round(high, 4)]
+        assert f"| {games} | {wins} | {100 * wins / games:.1f}% [{100 * low:.1f}, {100 * high:.1f}] |" in page, name
