@@ -91,6 +91,63 @@ def dojo_value(state: State, seat: int) -> float:
     return p - (1.0 - p) / (n - 1)
 
 
+#: The fitted Dojo value's weights, in the order of :func:`dojo_features`: fitted by maximum likelihood
+#: (a conditional logit: P(seat wins) = softmax over seats of w . f(seat)) on 14,034 positions of 300
+#: games of four heuristic-v1 (deal seeds 900000+, a position every 15 actions). Held-out negative
+#: log-likelihood 1.33, where the track value's exp(0.45 t) gives 1.53 and a uniform guess 1.39.
+DOJO_FITTED_WEIGHTS = (1.6115, 1.0957, -0.7937, 0.0968, 0.2049, 1.1226)
+
+_DOJO_DISTANCES: dict[int, list[int]] = {}
+
+
+def _dojo_distances(board: Any) -> list[int]:
+    """Steps from every square to the nearest Dojo entrance (walls respected), once per board."""
+    from collections import deque
+
+    key = id(board)
+    if key not in _DOJO_DISTANCES:
+        size = len(board.neighbours)
+        targets = [s for s in range(size) if board.entry[s] >= 0]
+        dist = [99] * size
+        queue = deque(targets)
+        for t in targets:
+            dist[t] = 0
+        while queue:
+            s = queue.popleft()
+            for t in board.neighbours[s]:
+                if dist[t] > dist[s] + 1:
+                    dist[t] = dist[s] + 1
+                    queue.append(t)
+        _DOJO_DISTANCES[key] = dist
+    return _DOJO_DISTANCES[key]
+
+
+def dojo_features(state: State, seat: int) -> list[float]:
+    """What the fitted Dojo value reads of a seat: track/17, Brown, Brown x steps to the Dojo/10, Blue or
+    higher x steps to the Dojo/10, cards in hand/3, Kiai cards/2 (a seat inside the Dojo is 0 steps away,
+    one not yet placed 30)."""
+    from envs.dojo.cards import KIAI
+
+    board = state.game.board
+    t, pos = state.track[seat], state.pos[seat]
+    d = 30 if pos < 0 else 0 if board.dojo[pos] else min(_dojo_distances(board)[pos], 30)
+    brown, blue = float(t >= 15), float(t >= 12)
+    hand = state.hands[seat]
+    return [t / 17, brown, brown * d / 10, blue * d / 10, len(hand) / 3, hand.count(KIAI) / 2]
+
+
+def dojo_fitted_value(state: State, seat: int) -> float:
+    """The return to expect under a win probability fitted on heuristic games (:data:`DOJO_FITTED_WEIGHTS`):
+    the track counts far less than :func:`dojo_value` assumes, the way to the Dojo once Brown and the Kiai
+    cards in hand count too."""
+    scores = [sum(w * f for w, f in zip(DOJO_FITTED_WEIGHTS, dojo_features(state, p))) for p in range(len(state.track))]
+    top = max(scores)
+    weights = [math.exp(x - top) for x in scores]
+    p = weights[seat] / sum(weights)
+    n = len(weights)
+    return p - (1.0 - p) / (n - 1)
+
+
 def wizard_arena_value(state: State, seat: int) -> float:
     """The ranking reward, 1 - 2(rank - 1)/(n - 1), with the rank made smooth: each other bot is
     ahead with probability sigmoid(key difference), the key being score plus small terms for
@@ -373,3 +430,13 @@ for _game, _settings in SHIPPED.items():
     register(f"{_game}/search-v1", _search_factory(_settings),
              f"determinized rollouts over heuristic-v1 ({', '.join(f'{k}={v}' for k, v in _settings.items())})",
              searches=True)
+
+
+def _dojo_search_v2(game_name: str, seed: int | None = None, **kwargs: Any) -> RolloutSearchAgent:
+    kwargs.setdefault("value", dojo_fitted_value)
+    return _search_factory(SHIPPED["dojo_v0"])(game_name, seed=seed, **kwargs)
+
+
+register("dojo_v0/search-v2", _dojo_search_v2,
+         "search-v1's rollouts over heuristic-v1, their ends scored by a win probability fitted on heuristic games "
+         "(agents.rollout_search.dojo_fitted_value)", searches=True)
