@@ -312,3 +312,41 @@ def test_the_other_seats_play_the_opponent_model_in_rollouts():
     assert [a.agent_id for a in plain.rollout_agents] == ["dojo_v0/random-v0"] * 3
     with pytest.raises(ValueError, match="no agent registered"):
         RolloutSearchAgent("dojo_v0", opponents="nobody-v9")
+
+
+def test_the_fitted_dojo_value_reads_track_way_and_cards():
+    """dojo_fitted_value: a conditional logit over the seats, zero-sum like the game's payout; higher up
+    the track is better, and for a Brown belt so is being nearer the Dojo and holding a Kiai."""
+    from agents.rollout_search import DOJO_FITTED_WEIGHTS, dojo_features, dojo_fitted_value
+    from envs.dojo.cards import KIAI, UKE
+
+    game = envs.make_game("dojo_v0", num_players=4)
+    state = game.new_initial_state(1)
+    board = game.board
+    entrance = next(s for s in range(256) if board.entry[s] >= 0 and not board.dojo[s])
+    inside = next(s for s in range(256) if board.dojo[s])
+    far = max((s for s in range(256) if not board.dojo[s] and board.room[s] < 0),
+              key=lambda s: abs(s // 16 - 7.5) + abs(s % 16 - 7.5))
+    state.track[:] = [15, 15, 6, 0]
+    state.pos[:] = [entrance, far, far, -1]
+    state.hands[:] = [[KIAI], [UKE], [], []]
+    f0, f1, f3 = dojo_features(state, 0), dojo_features(state, 1), dojo_features(state, 3)
+    assert f0[:3] == [15 / 17, 1.0, 0.0] and f0[4:] == [1 / 3, 0.5]
+    assert f1[2] > 0.5 and f1[5] == 0.0 and f3[2:4] == [0.0, 0.0]  # a seat not yet placed counts 30 steps
+    values = [dojo_fitted_value(state, p) for p in range(4)]
+    assert sum(values) == pytest.approx(0.0, abs=1e-12)
+    assert values[0] > values[1] > values[2] > values[3]  # nearer the Dojo with a Kiai > far away > lower belts
+    state.pos[0] = inside
+    assert dojo_features(state, 0)[2] == 0.0
+    assert len(DOJO_FITTED_WEIGHTS) == len(f0)
+
+
+def test_dojo_search_v2_is_search_v1_with_the_fitted_value():
+    from agents.rollout_search import dojo_fitted_value
+
+    v1, v2 = agents.make("dojo_v0/search-v2", seed=0), agents.make("dojo_v0/search-v1", seed=0)
+    assert v1.value is dojo_fitted_value and v1.search == v2.search
+    assert agents.registry.searches_at_play_time("dojo_v0/search-v2")
+    record = agents.play_game("dojo_v0", [agents.make("dojo_v0/search-v2", seed=1)]
+                              + [agents.make("dojo_v0/heuristic-v1", seed=s) for s in range(2, 5)], seed=7)
+    assert record.length > 0
