@@ -36,6 +36,31 @@ from envs.dojo.rules import (
 #: per walk oracle (one per board): the sampled walks' next directions (see ``DojoHeuristic._next_dirs``)
 _NEXT_DIRS: weakref.WeakKeyDictionary[Any, dict[tuple[int, int, int, int], tuple[int, ...]]] = weakref.WeakKeyDictionary()
 
+#: Board -> steps from each square to the nearest Dojo entrance (made once per board, shared).
+_ENTRANCE_DISTANCES: weakref.WeakKeyDictionary[Any, list[int]] = weakref.WeakKeyDictionary()
+
+
+def entrance_distances(board: Any) -> list[int]:
+    """Steps from every square to the nearest Dojo entrance, walls respected (99 where none can be
+    reached), computed once per board. The list is shared by every caller: read it, never change it."""
+    dist = _ENTRANCE_DISTANCES.get(board)
+    if dist is None:
+        size = len(board.neighbours)
+        targets = [s for s in range(size) if board.entry[s] >= 0]
+        dist = [99] * size
+        queue = deque(targets)
+        for t in targets:
+            dist[t] = 0
+        while queue:
+            s = queue.popleft()
+            for t in board.neighbours[s]:
+                if dist[t] > dist[s] + 1:
+                    dist[t] = dist[s] + 1
+                    queue.append(t)
+        _ENTRANCE_DISTANCES[board] = dist
+    return dist
+
+
 #: P(attacker wins) at attacker-minus-defender bonus -2..+2 (2 dice, Senshu), no cards.
 WIN_ODDS = {-2: 10 / 36, -1: 15 / 36, 0: 21 / 36, 1: 26 / 36, 2: 30 / 36}
 
@@ -68,22 +93,8 @@ class DojoHeuristic(Agent):
         super().reset(seat, game)
         board = game.board
         self.board = board
-        self.dojo_dist = self._distances([s for s in range(256) if board.entry[s] >= 0])
+        self.dojo_dist = entrance_distances(board)
         self.plan: list[int] = []
-
-    def _distances(self, targets: list[int]) -> list[int]:
-        board = self.board
-        dist = [99] * 256
-        queue = deque(targets)
-        for t in targets:
-            dist[t] = 0
-        while queue:
-            s = queue.popleft()
-            for t in board.neighbours[s]:
-                if dist[t] > dist[s] + 1:
-                    dist[t] = dist[s] + 1
-                    queue.append(t)
-        return dist
 
     # ------------------------------------------------------------------------------------------
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:

@@ -45,11 +45,13 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.base import Agent
+from agents.dojo import entrance_distances
 from agents.pans_trial import h_evaluate
 from agents.registry import make, register
 from agents.search import check_ranged_settings
 from envs import NAMES
 from envs.core.game import Game, State
+from envs.dojo.cards import KIAI
 
 #: Every setting with its default and allowed range (inclusive).
 SETTINGS: dict[str, tuple[Any, Any, Any]] = {
@@ -97,40 +99,13 @@ def dojo_value(state: State, seat: int) -> float:
 #: log-likelihood 1.33, where the track value's exp(0.45 t) gives 1.53 and a uniform guess 1.39.
 DOJO_FITTED_WEIGHTS = (1.6115, 1.0957, -0.7937, 0.0968, 0.2049, 1.1226)
 
-_DOJO_DISTANCES: dict[int, list[int]] = {}
-
-
-def _dojo_distances(board: Any) -> list[int]:
-    """Steps from every square to the nearest Dojo entrance (walls respected), once per board."""
-    from collections import deque
-
-    key = id(board)
-    if key not in _DOJO_DISTANCES:
-        size = len(board.neighbours)
-        targets = [s for s in range(size) if board.entry[s] >= 0]
-        dist = [99] * size
-        queue = deque(targets)
-        for t in targets:
-            dist[t] = 0
-        while queue:
-            s = queue.popleft()
-            for t in board.neighbours[s]:
-                if dist[t] > dist[s] + 1:
-                    dist[t] = dist[s] + 1
-                    queue.append(t)
-        _DOJO_DISTANCES[key] = dist
-    return _DOJO_DISTANCES[key]
-
-
 def dojo_features(state: State, seat: int) -> list[float]:
     """What the fitted Dojo value reads of a seat: track/17, Brown, Brown x steps to the Dojo/10, Blue or
     higher x steps to the Dojo/10, cards in hand/3, Kiai cards/2 (a seat inside the Dojo is 0 steps away,
     one not yet placed 30)."""
-    from envs.dojo.cards import KIAI
-
     board = state.game.board
     t, pos = state.track[seat], state.pos[seat]
-    d = 30 if pos < 0 else 0 if board.dojo[pos] else min(_dojo_distances(board)[pos], 30)
+    d = 30 if pos < 0 else 0 if board.dojo[pos] else min(entrance_distances(board)[pos], 30)
     brown, blue = float(t >= 15), float(t >= 12)
     hand = state.hands[seat]
     return [t / 17, brown, brown * d / 10, blue * d / 10, len(hand) / 3, hand.count(KIAI) / 2]
