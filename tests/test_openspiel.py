@@ -185,14 +185,19 @@ def test_tensor_shape_probes_draw_no_game():
     assert str(plain.new_initial_state()) == str(probed.new_initial_state())
 
 
+def random_moves(state, moves, seed):
+    """``state`` after up to ``moves`` uniformly random legal actions (fewer if the game ends)."""
+    rng = random.Random(seed)
+    for _ in range(moves):
+        if not state.is_terminal():
+            state.apply_action(rng.choice(state.legal_actions()))
+    return state
+
+
 @pytest.mark.parametrize("name", envs.NAMES)
 def test_clones_are_independent_and_share_the_future(name):
     game = load(name, seed=2)
-    state = game.new_initial_state()
-    rng = random.Random(1)
-    for _ in range(5):
-        if not state.is_terminal():
-            state.apply_action(rng.choice(state.legal_actions()))
+    state = random_moves(game.new_initial_state(), 5, seed=1)
     clone = state.clone()
     assert str(clone) == str(state) and clone.history() == state.history() and clone.steps == state.steps
     assert clone.engine is not state.engine
@@ -211,11 +216,7 @@ def test_clones_are_independent_and_share_the_future(name):
 @pytest.mark.parametrize("name", envs.NAMES)
 def test_serialize_goes_through_the_engines_validated_json(name):
     game = load(name, seed=6)
-    state = game.new_initial_state()
-    rng = random.Random(2)
-    for _ in range(6):
-        if not state.is_terminal():
-            state.apply_action(rng.choice(state.legal_actions()))
+    state = random_moves(game.new_initial_state(), 6, seed=2)
     text = state.serialize()
     loaded = game.deserialize_state(text)
     assert str(loaded) == str(state) and loaded.steps == state.steps
