@@ -350,3 +350,24 @@ def test_dojo_search_v2_is_search_v1_with_the_fitted_value():
     record = agents.play_game("dojo_v0", [agents.make("dojo_v0/search-v2", seed=1)]
                               + [agents.make("dojo_v0/heuristic-v1", seed=s) for s in range(2, 5)], seed=7)
     assert record.length > 0
+
+
+def test_dojo_search_v3_is_search_v2_with_24_determinizations():
+    from agents.rollout_search import dojo_fitted_value
+
+    v3, v2 = agents.make("dojo_v0/search-v3", seed=0), agents.make("dojo_v0/search-v2", seed=0)
+    assert v3.value is dojo_fitted_value and agents.registry.searches_at_play_time("dojo_v0/search-v3")
+    assert v3.search == {**v2.search, "simulations": 24}
+    game = envs.make_game("dojo_v0")
+    state = game.new_initial_state(3)
+    others = [agents.make("dojo_v0/heuristic-v1", seed=s) for s in range(4)]
+    for p, agent in enumerate(others):
+        agent.reset(p, game)
+    v3.reset(0, game)
+    while not (state.current_player() == 0 and int(state.legal_mask().sum()) > 1):
+        p = state.current_player()
+        state.apply_action(others[p].act(*seat_inputs(state, p)))
+    action = v3.act(*seat_inputs(state, 0))
+    assert state.legal_mask()[action]
+    assert v3.last_search["simulations"] == 24 and v3.last_search["rollouts"] == 24 * v3.last_search["candidates"]
+    assert len(v3.move_times) == 1
