@@ -111,32 +111,122 @@ def dojo_features(state: State, seat: int) -> list[float]:
     return [t / 17, brown, brown * d / 10, blue * d / 10, len(hand) / 3, hand.count(KIAI) / 2]
 
 
-def dojo_fitted_value(state: State, seat: int) -> float:
-    """The return to expect under a win probability fitted on heuristic games (:data:`DOJO_FITTED_WEIGHTS`):
-    the track counts far less than :func:`dojo_value` assumes, the way to the Dojo once Brown and the Kiai
-    cards in hand count too."""
-    scores = [sum(w * f for w, f in zip(DOJO_FITTED_WEIGHTS, dojo_features(state, p))) for p in range(len(state.track))]
+def win_value(scores: list[float], seat: int) -> float:
+    """The return to expect when one seat wins (+1, every other seat -1/(n-1)) and P(seat wins) is the
+    softmax of ``scores`` over the seats."""
     top = max(scores)
     weights = [math.exp(x - top) for x in scores]
     p = weights[seat] / sum(weights)
-    n = len(weights)
-    return p - (1.0 - p) / (n - 1)
+    return p - (1.0 - p) / (len(weights) - 1)
 
 
-def wizard_arena_value(state: State, seat: int) -> float:
-    """The ranking reward, 1 - 2(rank - 1)/(n - 1), with the rank made smooth: each other bot is
-    ahead with probability sigmoid(key difference), the key being score plus small terms for
-    strength and health (the ranking's tie-break, and what the next fights are won with); a fallen
-    bot keeps its score but gains nothing more. The cycle cap's plain ranking changes too seldom
-    within a short rollout to tell moves apart."""
-    keys = [state.score[i] + 0.03 * state.strength[i] + (0.1 * state.hp[i] if state.alive[i] else -1.0)
-            for i in range(len(state.score))]
+def rank_value(keys: list[float], seat: int) -> float:
+    """The ranking return 1 - 2(rank - 1)/(n - 1) made smooth: each other seat is ahead with probability
+    sigmoid(its key - the seat's key)."""
     n = len(keys)
     if n == 1:
         return 0.0
     mine = keys[seat]
     ahead = sum(1.0 / (1.0 + math.exp(max(-30.0, min(30.0, mine - k)))) for i, k in enumerate(keys) if i != seat)
     return 1.0 - 2.0 * ahead / (n - 1)
+
+
+def dojo_fitted_value(state: State, seat: int) -> float:
+    """The return to expect under a win probability fitted on heuristic games (:data:`DOJO_FITTED_WEIGHTS`):
+    the track counts far less than :func:`dojo_value` assumes, the way to the Dojo once Brown and the Kiai
+    cards in hand count too."""
+    return win_value([sum(w * f for w, f in zip(DOJO_FITTED_WEIGHTS, dojo_features(state, p)))
+                      for p in range(len(state.track))], seat)
+
+
+def wizard_arena_value(state: State, seat: int) -> float:
+    """The ranking reward, 1 - 2(rank - 1)/(n - 1), with the rank made smooth (:func:`rank_value`), the key
+    being score plus small terms for strength and health (the ranking's tie-break, and what the next
+    fights are won with); a fallen bot keeps its score but gains nothing more. The cycle cap's plain
+    ranking changes too seldom within a short rollout to tell moves apart."""
+    return rank_value([state.score[i] + 0.03 * state.strength[i] + (0.1 * state.hp[i] if state.alive[i] else -1.0)
+                       for i in range(len(state.score))], seat)
+
+
+def wizard_arena_features(state: State, seat: int) -> list[float]:
+    """What a fitted Wizard Arena value reads of a bot: score/10, strength/10 (in whole units), HP/10 while
+    alive, alive, leads a party, follows one, the followers of its line/5 and its line's total strength/10
+    while alive, and score/10 x rounds played/128 (the score counts for more as the end nears)."""
+    lead = state.leader_of[seat]
+    line = state.line(lead)
+    alive = 1.0 if state.alive[seat] else 0.0
+    return [state.score[seat] / 10, state.strength[seat] / 100, alive * state.hp[seat] / 10, alive,
+            1.0 if lead == seat and len(line) > 1 else 0.0, 1.0 if lead != seat else 0.0,
+            alive * (len(line) - 1) / 5, alive * state.side_strength(lead) / 100,
+            state.round / 128 * state.score[seat] / 10]
+
+
+#: The features a fitted value reads of a seat, by game (``python -m benchmarks.fit_value`` fits their weights).
+VALUE_FEATURES: dict[str, Callable[[State, int], list[float]]] = {
+    "dojo_v0": dojo_features,
+    "wizard_arena_v0": wizard_arena_features,
+}
+
+#: The models a fit file may hold: ``win`` (conditional logit of the winner, scored by :func:`win_value`)
+#: and ``rank`` (pairwise keys, scored by :func:`rank_value`).
+FITTED_MODELS = {"win": win_value, "rank": rank_value}
+
+
+class FittedValue:
+    """A value fitted by ``benchmarks.fit_value``: weights over the game's :data:`VALUE_FEATURES`, every
+    seat's features weighed into a score, the scores turned into the seat's expected return by the
+    model (``win`` or ``rank``).
+
+    Built from the weights, or with :meth:`from_file` from the JSON the fit wrote (``PATH`` or
+    ``PATH:MODEL``; the file is data, checked field by field)."""
+
+    def __init__(self, game_name: str, weights: Any, model: str = "win", source: str = "") -> None:
+        where = source or "fitted value"
+        if game_name not in VALUE_FEATURES:
+            raise ValueError(f"{where}: no fitted value features for {game_name!r} (games with them: "
+                             f"{', '.join(sorted(VALUE_FEATURES))})")
+        if model not in FITTED_MODELS:
+            raise ValueError(f"{where}: model must be one of {', '.join(FITTED_MODELS)}, got {model!r}")
+        if (not isinstance(weights, (list, tuple)) or not weights
+                or not all(isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) for w in weights)):
+            raise ValueError(f"{where}: weights must be a list of finite numbers, got {weights!r:.80}")
+        import envs
+
+        self.game_name, self.model, self.source = game_name, model, source
+        self.features = VALUE_FEATURES[game_name]
+        count = len(self.features(envs.make_game(game_name).new_initial_state(0), 0))
+        if len(weights) != count:
+            raise ValueError(f"{where}: {len(weights)} weights, but {self.features.__name__} reads {count} features")
+        self.weights = [float(w) for w in weights]
+        self.score = FITTED_MODELS[model]
+
+    @classmethod
+    def from_file(cls, spec: str, game_name: str) -> FittedValue:
+        """``PATH`` (the ``win`` fit) or ``PATH:MODEL`` of a file written by ``benchmarks.fit_value``; a
+        missing, unreadable or malformed file, another game's fit or an unknown model raises ``ValueError``."""
+        import json
+        import pathlib
+
+        path, model = spec, "win"
+        if ":" in spec and spec.rsplit(":", 1)[1] in FITTED_MODELS:
+            path, model = spec.rsplit(":", 1)
+        try:
+            data = json.loads(pathlib.Path(path).read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: cannot read a fitted value ({exc})") from exc
+        if not isinstance(data, dict) or not isinstance(data.get("fits"), dict):
+            raise ValueError(f"{path}: not a fit written by benchmarks.fit_value (no 'fits' object)")
+        if data.get("game") != game_name:
+            raise ValueError(f"{path}: a fit for {data.get('game')!r}, not {game_name!r}")
+        fit = data["fits"].get(model)
+        if not isinstance(fit, dict):
+            raise ValueError(f"{path}: no {model!r} fit in the file (it has: {', '.join(map(str, data['fits']))})")
+        return cls(game_name, fit.get("weights"), model, source=f"{path}:{model}")
+
+    def __call__(self, state: State, seat: int) -> float:
+        w = self.weights
+        return self.score([sum(a * b for a, b in zip(w, self.features(state, p))) for p in range(state.game.num_players)],
+                          seat)
 
 
 class NetworkValue:
@@ -230,7 +320,8 @@ class RolloutSearchAgent(Agent):
     policy folder or run folder (:func:`agent_factory`), or a callable ``make(seed) -> Agent`` (for a
     network built in memory); ``rollout`` the same for the
     agent that plays every seat inside the rollouts (default: the base agent's id or callable);
-    ``value`` a value function (default: the game's entry in :data:`VALUE_FUNCTIONS`), or a checkpoint id or
+    ``value`` a value function (default: the game's entry in :data:`VALUE_FUNCTIONS`), a fit file written by
+    ``benchmarks.fit_value`` (``PATH.json`` or ``PATH.json:rank``, :class:`FittedValue`), or a checkpoint id or
     policy folder whose network's value head scores the leaves (:class:`NetworkValue`); ``opponents`` the agent
     the other seats play in the rollouts (default: the rollout agent), a model of the table: with a network
     as the base and the table's heuristic as ``opponents``, the rollouts value each move under the network's
@@ -245,7 +336,9 @@ class RolloutSearchAgent(Agent):
         self.base_factory = self._factory(base, "base")
         self.rollout_factory = self._factory(base if rollout is None else rollout, "rollout")
         self.opponent_factory = self.rollout_factory if opponents is None else self._factory(opponents, "opponents")
-        if isinstance(value, str):
+        if isinstance(value, str) and value.split(":")[0].endswith(".json"):
+            value = FittedValue.from_file(value, game_name)
+        elif isinstance(value, str):
             value = NetworkValue(game_name, value)
             value.load()  # a wrong folder or a network without a value head fails here, not mid-game
         self.value = value if value is not None else VALUE_FUNCTIONS.get(game_name, truncation_value)

@@ -17,7 +17,9 @@ linear in the features with one weight vector shared by the seats:
 The last fifth of the games is held out: the report gives the held-out negative log-likelihood of the
 winner (against a uniform guess, log n) and the held-out squared error of the return (against always
 guessing 0), for both fits and for the game's hand-written value where it has one. The JSON written to
-``--out`` carries the weights, the metrics, the settings and the provenance.
+``--out`` carries the weights, the metrics, the settings and the provenance. The search reads it as its
+leaf value: ``RolloutSearchAgent(..., value="runs/fit/dojo_v0.json")`` (the ``win`` fit) or
+``value="runs/fit/dojo_v0.json:rank"``, and ``python -m benchmarks.search_eval ... --value FILE.json``.
 """
 
 from __future__ import annotations
@@ -28,37 +30,20 @@ import math
 import pathlib
 import sys
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 
 import agents
 import envs
-from agents.rollout_search import dojo_features
+from agents.rollout_search import VALUE_FEATURES
 from agents.runner import seat_inputs
-from envs.core.game import State
 from envs.provenance import provenance
 
 
-def wizard_arena_features(state: State, seat: int) -> list[float]:
-    """Score/10, strength/10 (in whole units), HP/10 while alive, alive, leads a party, follows one,
-    followers of its line/5 and its line's total strength/10 while alive, and score/10 x rounds played/128
-    (the score counts for more as the end nears)."""
-    lead = state.leader_of[seat]
-    line = state.line(lead)
-    alive = 1.0 if state.alive[seat] else 0.0
-    return [state.score[seat] / 10, state.strength[seat] / 100, alive * state.hp[seat] / 10, alive,
-            1.0 if lead == seat and len(line) > 1 else 0.0, 1.0 if lead != seat else 0.0,
-            alive * (len(line) - 1) / 5, alive * state.side_strength(lead) / 100,
-            state.round / 128 * state.score[seat] / 10]
-
-
-#: The features each game's fit reads of a seat.
-FEATURES: dict[str, Callable[[State, int], list[float]]] = {
-    "dojo_v0": dojo_features,
-    "wizard_arena_v0": wizard_arena_features,
-}
+#: The features each game's fit reads of a seat (the ones :class:`agents.rollout_search.FittedValue` reads).
+FEATURES = VALUE_FEATURES
 
 
 def collect(game_name: str, games: int, seed: int, every: int, offset: int,

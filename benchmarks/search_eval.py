@@ -107,8 +107,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--opponents-model", dest="opponents", default="",
                         help="the agent the other seats play in the rollouts (default: the rollout agent)")
     parser.add_argument("--value", default="",
-                        help="score the rollouts' ends with this network's value head (a checkpoint id or policy "
-                             "folder; default: the game's value function)")
+                        help="score the rollouts' ends with a fit from benchmarks.fit_value (FILE.json, or "
+                             "FILE.json:rank) or a network's value head (a checkpoint id or policy folder; default: "
+                             "the game's value function)")
     parser.add_argument("--part", default="0/1", help="K/M: play only games i with i mod M == K")
     parser.add_argument("--out", type=pathlib.Path, required=True, help="JSON-lines file, appended to")
     parser.add_argument("--summary", nargs="*", type=pathlib.Path, default=None,
