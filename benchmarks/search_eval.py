@@ -130,6 +130,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     except ValueError:
         parser.error(f"--part must be K/M with 0 <= K < M, got {args.part!r}")
     if args.summary is None:
+        try:  # a wrong agent, base, value or setting is refused now, not after the first game
+            agents.make(args.agent, seed=0, **({"search": search} if search else {}), **extra)
+        except (ValueError, KeyError) as exc:
+            parser.error(str(exc))
         args.out.parent.mkdir(parents=True, exist_ok=True)
         done = {r["index"] for r in read_results([args.out])}
         for index in range(args.games):

@@ -145,3 +145,13 @@ def test_search_eval_takes_a_fit_file_as_the_value(tmp_path):
     result = search_eval.main(["dojo_v0/search-v1", "--games", "1", "--value", str(path), "--out", str(tmp_path / "r.jsonl"),
                                "--search", "simulations=1", "--search", "max_candidates=2"])
     assert result["value"] == str(path) and result["games"] == 1
+
+
+def test_search_eval_refuses_a_bad_fit_file_before_playing(tmp_path, capsys):
+    from benchmarks import search_eval
+
+    path = fit_file(tmp_path, game="wizard_arena_v0")
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(SystemExit):
+        search_eval.main(["dojo_v0/search-v1", "--games", "1", "--value", str(path), "--out", str(out)])
+    assert "a fit for 'wizard_arena_v0', not 'dojo_v0'" in capsys.readouterr().err and not out.exists()
