@@ -97,6 +97,7 @@ def dojo_value(state: State, seat: int) -> float:
 #: (a conditional logit: P(seat wins) = softmax over seats of w . f(seat)) on 14,034 positions of 300
 #: games of four heuristic-v1 (deal seeds 900000+, a position every 15 actions). Held-out negative
 #: log-likelihood 1.33, where the track value's exp(0.45 t) gives 1.53 and a uniform guess 1.39.
+#: ``python -m benchmarks.fit_value dojo_v0`` refits them from the same games (holding out whole games).
 DOJO_FITTED_WEIGHTS = (1.6115, 1.0957, -0.7937, 0.0968, 0.2049, 1.1226)
 
 def dojo_features(state: State, seat: int) -> list[float]:
