@@ -371,3 +371,27 @@ def test_dojo_search_v3_is_search_v2_with_24_determinizations():
     assert state.legal_mask()[action]
     assert v3.last_search["simulations"] == 24 and v3.last_search["rollouts"] == 24 * v3.last_search["candidates"]
     assert len(v3.move_times) == 1
+
+
+def test_wizard_arena_search_v2_is_search_v1_with_four_turns_and_the_fitted_keys():
+    from agents.rollout_search import WIZARD_ARENA_FITTED_WEIGHTS, FittedValue, wizard_arena_fitted_value
+
+    v2, v1 = agents.make("wizard_arena_v0/search-v2", seed=0), agents.make("wizard_arena_v0/search-v1", seed=0)
+    assert v2.value is wizard_arena_fitted_value and agents.registry.searches_at_play_time("wizard_arena_v0/search-v2")
+    assert v2.search == {**v1.search, "turns": 4}
+    state = envs.make_game("wizard_arena_v0").new_initial_state(5)
+    state.score[:] = [0, 4, 2, 0, 0, 0]
+    state.strength[3] = 30  # three times the others' strength, no score
+    values = [wizard_arena_fitted_value(state, p) for p in range(6)]
+    assert sum(values) == pytest.approx(0.0, abs=1e-9)
+    # four points of score lead; strength 3.0 (the others 1.0) is worth more than two points, as it wins fights to come
+    assert values[1] > values[3] > values[2] > values[0] and values[4] == pytest.approx(values[0]) == values[5]
+    same = FittedValue("wizard_arena_v0", list(WIZARD_ARENA_FITTED_WEIGHTS), "rank")
+    assert [same(state, p) for p in range(6)] == pytest.approx(values)
+    game = envs.make_game("wizard_arena_v0")
+    state = game.new_initial_state(4)
+    v2.reset(0, game)
+    while not (state.current_player() == 0 and int(state.legal_mask().sum()) > 1):
+        state.apply_action(int(np.flatnonzero(state.legal_mask())[0]))
+    action = v2.act(*seat_inputs(state, 0))
+    assert state.legal_mask()[action] and v2.last_search["simulations"] == 8
