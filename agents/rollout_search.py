@@ -37,9 +37,12 @@ so it can sit at any table its base agent can. Every choice's wall time is kept 
 
 from __future__ import annotations
 
+import json
 import math
+import pathlib
 import random
 import time
+from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -49,6 +52,7 @@ from agents.dojo import entrance_distances
 from agents.pans_trial import h_evaluate
 from agents.registry import make, register
 from agents.search import check_ranged_settings
+import envs
 from envs import NAMES
 from envs.core.game import Game, State
 from envs.dojo.cards import KIAI
@@ -132,12 +136,16 @@ def rank_value(keys: list[float], seat: int) -> float:
     return 1.0 - 2.0 * ahead / (n - 1)
 
 
+def fitted_keys(weights: Any, features: Callable[[State, int], list[float]], state: State) -> list[float]:
+    """Every seat's key under a fitted value: its ``features`` weighed by ``weights``, in seat order."""
+    return [sum(w * f for w, f in zip(weights, features(state, p))) for p in range(state.game.num_players)]
+
+
 def dojo_fitted_value(state: State, seat: int) -> float:
     """The return to expect under a win probability fitted on heuristic games (:data:`DOJO_FITTED_WEIGHTS`):
     the track counts far less than :func:`dojo_value` assumes, the way to the Dojo once Brown and the Kiai
     cards in hand count too."""
-    return win_value([sum(w * f for w, f in zip(DOJO_FITTED_WEIGHTS, dojo_features(state, p)))
-                      for p in range(len(state.track))], seat)
+    return win_value(fitted_keys(DOJO_FITTED_WEIGHTS, dojo_features, state), seat)
 
 
 def wizard_arena_value(state: State, seat: int) -> float:
@@ -172,8 +180,7 @@ WIZARD_ARENA_FITTED_WEIGHTS = (135.9044, 165.1475, -6.4535, -1.1457, 2.3955, -0.
 def wizard_arena_fitted_value(state: State, seat: int) -> float:
     """The ranking return to expect under keys fitted on heuristic games (:data:`WIZARD_ARENA_FITTED_WEIGHTS`,
     scored by :func:`rank_value`): score and strength dominate, the score more as the end nears."""
-    return rank_value([sum(w * f for w, f in zip(WIZARD_ARENA_FITTED_WEIGHTS, wizard_arena_features(state, p)))
-                       for p in range(len(state.score))], seat)
+    return rank_value(fitted_keys(WIZARD_ARENA_FITTED_WEIGHTS, wizard_arena_features, state), seat)
 
 
 #: The features a fitted value reads of a seat, by game (``python -m benchmarks.fit_value`` fits their weights).
@@ -185,6 +192,12 @@ VALUE_FEATURES: dict[str, Callable[[State, int], list[float]]] = {
 #: The models a fit file may hold: ``win`` (conditional logit of the winner, scored by :func:`win_value`)
 #: and ``rank`` (pairwise keys, scored by :func:`rank_value`).
 FITTED_MODELS = {"win": win_value, "rank": rank_value}
+
+
+@lru_cache(maxsize=None)
+def feature_count(game_name: str) -> int:
+    """How many features :data:`VALUE_FEATURES` reads of a seat of ``game_name`` (counted once a process)."""
+    return len(VALUE_FEATURES[game_name](envs.make_game(game_name).new_initial_state(0), 0))
 
 
 class FittedValue:
@@ -205,11 +218,9 @@ class FittedValue:
         if (not isinstance(weights, (list, tuple)) or not weights
                 or not all(isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) for w in weights)):
             raise ValueError(f"{where}: weights must be a list of finite numbers, got {weights!r:.80}")
-        import envs
-
         self.game_name, self.model, self.source = game_name, model, source
         self.features = VALUE_FEATURES[game_name]
-        count = len(self.features(envs.make_game(game_name).new_initial_state(0), 0))
+        count = feature_count(game_name)
         if len(weights) != count:
             raise ValueError(f"{where}: {len(weights)} weights, but {self.features.__name__} reads {count} features")
         self.weights = [float(w) for w in weights]
@@ -219,9 +230,6 @@ class FittedValue:
     def from_file(cls, spec: str, game_name: str) -> FittedValue:
         """``PATH`` (the ``win`` fit) or ``PATH:MODEL`` of a file written by ``benchmarks.fit_value``; a
         missing, unreadable or malformed file, another game's fit or an unknown model raises ``ValueError``."""
-        import json
-        import pathlib
-
         path, model = spec, "win"
         if ":" in spec and spec.rsplit(":", 1)[1] in FITTED_MODELS:
             path, model = spec.rsplit(":", 1)
@@ -239,9 +247,7 @@ class FittedValue:
         return cls(game_name, fit.get("weights"), model, source=f"{path}:{model}")
 
     def __call__(self, state: State, seat: int) -> float:
-        w = self.weights
-        return self.score([sum(a * b for a, b in zip(w, self.features(state, p))) for p in range(state.game.num_players)],
-                          seat)
+        return self.score(fitted_keys(self.weights, self.features, state), seat)
 
 
 class NetworkValue:
@@ -262,7 +268,6 @@ class NetworkValue:
         from agents.checkpoint import policy_folder
         from agents.policy_agent import load_checkpoint
         from agents.policy_io import CheckpointError
-        import envs
 
         model, spec = load_checkpoint(policy_folder(self.policy), self.game_name)
         if not hasattr(model, "logits_and_value"):

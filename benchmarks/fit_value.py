@@ -5,8 +5,8 @@
 
 Every seat plays ``heuristic-v1`` (game ``g`` dealt with seed ``seed + g``, seat ``s`` of it seeded
 ``10 g + s``); every ``every`` actions (from action ``offset``) each seat's features are read
-(:data:`FEATURES`), and each position is labelled with the game's final returns. Two models, both
-linear in the features with one weight vector shared by the seats:
+(:data:`agents.rollout_search.VALUE_FEATURES`), and each position is labelled with the game's final
+returns. Two models, both linear in the features with one weight vector shared by the seats:
 
 - ``win``: a conditional logit, P(seat wins) = softmax over the seats of w . f(seat), fitted by maximum
   likelihood on the positions of games with a sole winner (what ``dojo_fitted_value`` uses);
@@ -42,15 +42,11 @@ from agents.runner import seat_inputs
 from envs.provenance import provenance
 
 
-#: The features each game's fit reads of a seat (the ones :class:`agents.rollout_search.FittedValue` reads).
-FEATURES = VALUE_FEATURES
-
-
 def collect(game_name: str, games: int, seed: int, every: int, offset: int,
             progress: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Features ``[positions, seats, features]``, final returns ``[positions, seats]`` and the game index of
     each position, from ``games`` games of heuristic-v1 at every seat."""
-    features = FEATURES[game_name]
+    features = VALUE_FEATURES[game_name]
     game = envs.make_game(game_name)
     n = game.num_players
     xs: list[list[list[float]]] = []
@@ -132,7 +128,7 @@ def hand_keys(game_name: str, x: torch.Tensor) -> torch.Tensor | None:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.fit_value", description=__doc__.split("\n\n")[0])
-    parser.add_argument("game", choices=sorted(FEATURES), help="the game whose value to fit")
+    parser.add_argument("game", choices=sorted(VALUE_FEATURES), help="the game whose value to fit")
     parser.add_argument("--games", type=int, default=300, help="games of heuristic-v1 to read (default 300)")
     parser.add_argument("--seed", type=int, default=900000, help="first deal seed (default 900000)")
     parser.add_argument("--every", type=int, default=15, help="read the seats every this many actions (default 15)")
@@ -162,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "zero_return_mse": round(float((r[test] ** 2).mean()), 4),
         **({"hand_written": metrics(hand, r[test])} if hand is not None else {}),
     }
-    result = {"game": args.game, "features": FEATURES[args.game].__name__, "games": args.games, "seed": args.seed,
+    result = {"game": args.game, "features": VALUE_FEATURES[args.game].__name__, "games": args.games, "seed": args.seed,
               "every": args.every, "offset": offset, "positions": int(len(xs)),
               "held_out_positions": int(test.sum()), **report, "provenance": provenance(args.game)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
