@@ -20,7 +20,8 @@ id of the game — and plays better than it by trying its alternatives out:
    actions, or (with ``turns``) until the seat is to act for the ``turns``-th time after other
    seats have acted, or to the end of the game. All candidates of one determinization share the same
    rollout seeds (common random numbers), so their difference measures the move, not the luck.
-6. **Leaf values.** A finished game scores the seat's return; an unfinished one the game's value
+6. **Leaf values.** A finished game scores the seat's return (with ``first_place=1``, first place
+   alone: :func:`first_place_return`); an unfinished one the game's value
    function (:data:`VALUE_FUNCTIONS`: an estimate of the seat's return from the full imagined
    position; by default ``state.truncation_returns()``, what the cycle cap would pay).
 7. **Choice.** The candidate with the best mean; another action than the base agent's must beat it
@@ -65,6 +66,7 @@ SETTINGS: dict[str, tuple[Any, Any, Any]] = {
     "turns": (0, 0, 1000),
     "max_candidates": (8, 2, 512),
     "margin": (0.0, 0.0, 2.0),
+    "first_place": (0, 0, 1),
 }
 
 
@@ -125,6 +127,18 @@ def win_value(scores: list[float], seat: int) -> float:
     return p - (1.0 - p) / (len(weights) - 1)
 
 
+def first_place_return(returns: Any, seat: int) -> float:
+    """A finished game scored by first place alone: +1 for the sole winner (a first place shared by k seats
+    is worth a k-th of it), -1/(n-1) for every other seat, the way :func:`win_value` counts."""
+    n = len(returns)
+    if n == 1:
+        return 0.0
+    top = max(returns)
+    firsts = sum(1 for r in returns if r == top)
+    p = 1.0 / firsts if returns[seat] == top else 0.0
+    return p - (1.0 - p) / (n - 1)
+
+
 def rank_value(keys: list[float], seat: int) -> float:
     """The ranking return 1 - 2(rank - 1)/(n - 1) made smooth: each other seat is ahead with probability
     sigmoid(its key - the seat's key)."""
@@ -181,6 +195,12 @@ def wizard_arena_fitted_value(state: State, seat: int) -> float:
     """The ranking return to expect under keys fitted on heuristic games (:data:`WIZARD_ARENA_FITTED_WEIGHTS`,
     scored by :func:`rank_value`): score and strength dominate, the score more as the end nears."""
     return rank_value(fitted_keys(WIZARD_ARENA_FITTED_WEIGHTS, wizard_arena_features, state), seat)
+
+
+def wizard_arena_first_value(state: State, seat: int) -> float:
+    """The fitted ranking keys of :func:`wizard_arena_fitted_value` read as the chance of first place alone
+    (a softmax over the seats, :func:`win_value`): a rank below first is worth nothing."""
+    return win_value(fitted_keys(WIZARD_ARENA_FITTED_WEIGHTS, wizard_arena_features, state), seat)
 
 
 #: The features a fitted value reads of a seat, by game (``python -m benchmarks.fit_value`` fits their weights).
@@ -463,7 +483,10 @@ class RolloutSearchAgent(Agent):
 
     def _leaf(self, state: State) -> float:
         if state.is_terminal():
-            return float(state.returns()[self.seat])
+            returns = state.returns()
+            if not self.search["first_place"]:
+                return float(returns[self.seat])
+            return first_place_return(returns, self.seat)
         return float(self.value(state, self.seat))
 
     def _rollout(self, state: State, seed: int) -> tuple[float, int]:

@@ -395,3 +395,34 @@ def test_wizard_arena_search_v2_is_search_v1_with_four_turns_and_the_fitted_keys
         state.apply_action(int(np.flatnonzero(state.legal_mask())[0]))
     action = v2.act(*seat_inputs(state, 0))
     assert state.legal_mask()[action] and v2.last_search["simulations"] == 8
+
+
+def test_first_place_scores_a_finished_game_by_first_place_alone():
+    from types import SimpleNamespace
+
+    from agents.rollout_search import first_place_return
+
+    assert first_place_return([1.0, 0.0, -1.0], 0) == 1.0
+    assert first_place_return([1.0, 0.0, -1.0], 1) == first_place_return([1.0, 0.0, -1.0], 2) == -0.5
+    assert first_place_return([0.5, 0.5, -1.0], 0) == pytest.approx(0.25)  # a shared first place splits it
+    assert sum(first_place_return([0.5, 0.5, -1.0], p) for p in range(3)) == pytest.approx(0.0)
+    finished = SimpleNamespace(is_terminal=lambda: True, returns=lambda: [-1.0, 0.6, 0.2, 1.0, -0.2, -0.6])
+    plain = agents.make("wizard_arena_v0/search-v1", seed=0)
+    first = agents.make("wizard_arena_v0/search-v1", seed=0, search={"first_place": 1})
+    plain.seat = first.seat = 1
+    assert plain._leaf(finished) == pytest.approx(0.6)  # the game's ranking return
+    assert first._leaf(finished) == pytest.approx(-0.2)  # second place is worth no more than last
+    with pytest.raises(ValueError, match="first_place must be an integer in \\[0, 1\\]"):
+        agents.make("wizard_arena_v0/search-v1", seed=0, search={"first_place": 2})
+
+
+def test_wizard_arena_first_value_reads_the_fitted_keys_as_a_first_place_softmax():
+    from agents.rollout_search import WIZARD_ARENA_FITTED_WEIGHTS, FittedValue, wizard_arena_first_value
+
+    state = envs.make_game("wizard_arena_v0").new_initial_state(5)
+    state.score[:] = [0, 4, 2, 0, 0, 0]
+    values = [wizard_arena_first_value(state, p) for p in range(6)]
+    assert sum(values) == pytest.approx(0.0, abs=1e-9)
+    assert values[1] == max(values) and values[2] > values[0]
+    same = FittedValue("wizard_arena_v0", list(WIZARD_ARENA_FITTED_WEIGHTS), "win")
+    assert [same(state, p) for p in range(6)] == pytest.approx(values)
