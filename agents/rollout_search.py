@@ -118,25 +118,28 @@ def dojo_features(state: State, seat: int) -> list[float]:
     return [t / 17, brown, brown * d / 10, blue * d / 10, len(hand) / 3, hand.count(KIAI) / 2]
 
 
+def winner_takes_all(p: float, n: int) -> float:
+    """The return to expect at an ``n``-seat table where one seat wins (+1, every other seat -1/(n-1))
+    and this seat wins with probability ``p``."""
+    return p - (1.0 - p) / (n - 1)
+
+
 def win_value(scores: list[float], seat: int) -> float:
     """The return to expect when one seat wins (+1, every other seat -1/(n-1)) and P(seat wins) is the
     softmax of ``scores`` over the seats."""
     top = max(scores)
     weights = [math.exp(x - top) for x in scores]
-    p = weights[seat] / sum(weights)
-    return p - (1.0 - p) / (len(weights) - 1)
+    return winner_takes_all(weights[seat] / sum(weights), len(weights))
 
 
 def first_place_return(returns: Any, seat: int) -> float:
     """A finished game scored by first place alone: +1 for the sole winner (a first place shared by k seats
-    is worth a k-th of it), -1/(n-1) for every other seat, the way :func:`win_value` counts."""
-    n = len(returns)
-    if n == 1:
+    is worth a k-th of it), -1/(n-1) for every other seat (:func:`winner_takes_all`)."""
+    if len(returns) == 1:
         return 0.0
     top = max(returns)
     firsts = sum(1 for r in returns if r == top)
-    p = 1.0 / firsts if returns[seat] == top else 0.0
-    return p - (1.0 - p) / (n - 1)
+    return winner_takes_all(1.0 / firsts if returns[seat] == top else 0.0, len(returns))
 
 
 def rank_value(keys: list[float], seat: int) -> float:
