@@ -345,7 +345,7 @@ def test_the_teacher_term_ignores_the_temperature(tmp_path):
         assert teacher_ce == pytest.approx(float(expected), rel=1e-4)
 
 
-def test_resume_restores_the_cloning_buffer_and_refuses_a_damaged_one(tmp_path):
+def test_resume_restores_the_cloning_buffer_and_refuses_a_damaged_one(tmp_path, capsys):
     from safetensors.torch import load_file, save_file
 
     run = tiny_run(tmp_path, "sequence_v0", "--opponents", "random-v0", "--bc-steps", "100000", steps=128)
@@ -374,9 +374,27 @@ def test_resume_restores_the_cloning_buffer_and_refuses_a_damaged_one(tmp_path):
     save_file(bad, str(run / "checkpoint" / "bc_buffer.safetensors"))
     with pytest.raises(SystemExit, match="tensor 'obs'"):
         ppo.Trainer(ppo.parse_args(["--resume", str(run), "--no-progress"]))
-    # Once cloning is over the buffer is no longer written.
+    # Once the PPO stage has begun the buffer is no longer written, and a longer cloning says it starts empty.
     run2 = tiny_run(tmp_path / "b", "sequence_v0", "--opponents", "random-v0", "--bc-steps", "64", steps=128)
     assert not (run2 / "checkpoint" / "bc_buffer.safetensors").exists()
+    trainer = ppo.Trainer(ppo.parse_args(["--resume", str(run2), "--bc-steps", "256", "--total-timesteps", "256",
+                                          "--no-progress"]))
+    assert trainer.bc is None
+    assert "with an empty buffer" in capsys.readouterr().err
+
+
+def test_a_run_that_ends_with_its_cloning_keeps_the_buffer_for_a_longer_cloning(tmp_path):
+    from safetensors.torch import load_file
+
+    run = tiny_run(tmp_path, "sequence_v0", "--opponents", "random-v0", "--bc-steps", "128", steps=128)
+    saved = load_file(str(run / "checkpoint" / "bc_buffer.safetensors"))
+    assert saved["teacher"].shape[0] == 128
+    trainer = ppo.Trainer(ppo.parse_args(["--resume", str(run), "--bc-steps", "256", "--total-timesteps", "256",
+                                          "--no-progress"]))
+    assert trainer.cloning
+    assert torch.equal(trainer.bc.in_order()["teacher"], saved["teacher"])
+    trainer.update(trainer.collect())
+    assert trainer.bc.size > 128  # the new decisions join the old ones
 
 
 @pytest.mark.parametrize("share", [0.0, 1.0])

@@ -252,6 +252,8 @@ class Trainer:
     def update(self, batch: dict[str, Any]) -> dict[str, float]:
         if batch["cloning"]:
             return self.clone_update(batch)
+        # The PPO stage has begun: the teacher's decisions are no longer fitted, nor saved.
+        self.bc = None
         stats = ppo_update(self.net, self.optimizer, batch, self.args, self.kl_weight(), self.device, critic=self.critic)
         self.state.updates += 1
         self.sync_actor()

@@ -174,7 +174,7 @@ def save(trainer: Any) -> None:
     for k, snap in enumerate(trainer.snapshots):
         save_file({n: v.contiguous() for n, v in snap.state_dict().items()}, str(tmp / f"snapshot_{k}.safetensors"))
     save_file({"torch": torch.get_rng_state()}, str(tmp / "rng.safetensors"))
-    if trainer.bc is not None and trainer.cloning:
+    if trainer.bc is not None:  # cloning, or cloning just ended (a longer cloning may resume from it)
         save_file(trainer.bc.in_order(), str(tmp / "bc_buffer.safetensors"))
     numpy_rng = _rng_to_json(np.random.get_state())
     state = {
@@ -230,9 +230,13 @@ def restore(trainer: Any, defaults: dict[str, Any], changeable: frozenset[str]) 
     random.setstate(_rng_from_json(state["python_global_rng"]))
     np.random.set_state(_rng_from_json(state["numpy_rng"]))
     torch.set_rng_state(load_file(str(ckpt / "rng.safetensors"))["torch"])
-    if (ckpt / "bc_buffer.safetensors").exists() and restored.step < args.bc_steps:  # still cloning
-        trainer.bc = ReplayBuffer.load(ckpt / "bc_buffer.safetensors", trainer.bc_capacity(), trainer.obs_shape,
-                                       trainer.num_actions)
+    if restored.step < args.bc_steps:  # still cloning, or cloning for longer than the run did
+        if (ckpt / "bc_buffer.safetensors").exists():
+            trainer.bc = ReplayBuffer.load(ckpt / "bc_buffer.safetensors", trainer.bc_capacity(), trainer.obs_shape,
+                                           trainer.num_actions)
+        elif restored.step > 0 and state["args"]["bc_steps"] > 0:
+            print(f"{trainer.run_dir}: cloning goes on from step {restored.step} to {args.bc_steps} with an empty "
+                  f"buffer: the run's PPO stage had begun, and its checkpoint keeps no cloning buffer", file=sys.stderr)
     # A changed interval counts from here.
     if args.eval_every != state["args"]["eval_every"]:
         restored.next_eval = restored.step + args.eval_every
