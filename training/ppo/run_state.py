@@ -236,7 +236,8 @@ def restore(trainer: Any, defaults: dict[str, Any], changeable: frozenset[str]) 
                                            trainer.num_actions)
         elif restored.step > 0 and state["args"]["bc_steps"] > 0:
             print(f"{trainer.run_dir}: cloning goes on from step {restored.step} to {args.bc_steps} with an empty "
-                  f"buffer: the run's PPO stage had begun, and its checkpoint keeps no cloning buffer", file=sys.stderr)
+                  f"buffer: its checkpoint keeps no cloning buffer (none is kept once a run's PPO stage begins)",
+                  file=sys.stderr)
     # A changed interval counts from here.
     if args.eval_every != state["args"]["eval_every"]:
         restored.next_eval = restored.step + args.eval_every
