@@ -27,6 +27,13 @@ id of the game — and plays better than it by trying its alternatives out:
 7. **Choice.** The candidate with the best mean; another action than the base agent's must beat it
    by ``margin`` (in return units), so noise alone rarely overturns the base agent.
 
+**Policy switching.** ``rollout`` may name several agents: each candidate is then rolled out once per
+agent, that agent playing the searching seat on (the other seats play ``opponents``, by default the
+first of them), with the same determinizations and seeds, and the candidate is worth its best mean
+over them: the seat will choose again at its next turn, so a move is judged by the best way known to
+go on from it. This lets the search try plans its base agent never makes (in Wizard Arena, refusing
+to follow), at the cost of one set of rollouts per agent.
+
 With ``time_ms`` the determinizations stop once that much wall time is spent (at least one is
 always finished): the budget then holds on any machine, but the play depends on the machine's
 speed. Without it (the shipped agents) the play is a function of the seed and the game alone.
@@ -363,6 +370,7 @@ class RolloutSearchAgent(Agent):
     policy folder or run folder (:func:`agent_factory`), or a callable ``make(seed) -> Agent`` (for a
     network built in memory); ``rollout`` the same for the
     agent that plays every seat inside the rollouts (default: the base agent's id or callable);
+    ``rollout`` may also be a list or tuple of them (policy switching, see the module docstring);
     ``value`` a value function (default: the game's entry in :data:`VALUE_FUNCTIONS`), a fit file written by
     ``benchmarks.fit_value`` (``PATH.json`` or ``PATH.json:rank``, :class:`FittedValue`), or a checkpoint id or
     policy folder whose network's value head scores the leaves (:class:`NetworkValue`); ``opponents`` the agent
@@ -372,12 +380,17 @@ class RolloutSearchAgent(Agent):
     """
 
     def __init__(self, game_name: str, seed: int | None = None, base: str | Callable[[int], Agent] = "heuristic-v1",
-                 rollout: str | Callable[[int], Agent] | None = None, value: ValueFunction | str | None = None,
+                 rollout: str | Callable[[int], Agent] | list | tuple | None = None, value: ValueFunction | str | None = None,
                  search: dict[str, Any] | None = None, opponents: str | Callable[[int], Agent] | None = None) -> None:
         super().__init__(game_name, seed)
         self.search = check_settings(dict(search or {}))
         self.base_factory = self._factory(base, "base")
-        self.rollout_factory = self._factory(base if rollout is None else rollout, "rollout")
+        specs = [base] if rollout is None else list(rollout) if isinstance(rollout, (list, tuple)) else [rollout]
+        if not specs:
+            raise ValueError("rollout must name at least one agent (an id, a policy folder or a callable)")
+        #: The agents the seat may go on as inside a rollout (more than one: policy switching).
+        self.rollout_factories = [self._factory(spec, "rollout") for spec in specs]
+        self.rollout_factory = self.rollout_factories[0]
         self.opponent_factory = self.rollout_factory if opponents is None else self._factory(opponents, "opponents")
         if isinstance(value, str) and value.split(":")[0].endswith(".json"):
             value = FittedValue.from_file(value, game_name)
@@ -415,6 +428,8 @@ class RolloutSearchAgent(Agent):
         self.base_agent.reset(seat, game)
         self.rollout_agents = [(self.rollout_factory if p == seat else self.opponent_factory)(self.rng.getrandbits(32))
                                for p in range(game.num_players)]
+        #: The seat's own rollout agent under each rollout policy (the first is ``rollout_agents[seat]``).
+        self.own_agents = [self.rollout_agents[seat]] + [f(self.rng.getrandbits(32)) for f in self.rollout_factories[1:]]
 
     def timing(self) -> dict[str, float]:
         """Mean and 95th percentile (seconds) of the wall and CPU time of the decisions with a choice
@@ -448,23 +463,25 @@ class RolloutSearchAgent(Agent):
         deadline = start + s["time_ms"] / 1000.0 if s["time_ms"] > 0 else None
         roots = [game.state_from_view(view, rng)]
         candidates = self._candidates(default, legal, roots[0])
-        totals = np.zeros(len(candidates))
+        policies = len(self.own_agents)
+        totals = np.zeros((policies, len(candidates)))
         done = longest = 0
         while done < s["simulations"]:
             root = roots[done] if done < len(roots) else game.state_from_view(view, rng)
             seed = rng.getrandbits(32)
-            for i, action in enumerate(candidates):
-                child = root.clone()
-                child.apply_unchecked(action)
-                value, length = self._rollout(child, seed)
-                totals[i] += value
-                longest = max(longest, length)
+            for k in range(policies):
+                for i, action in enumerate(candidates):
+                    child = root.clone()
+                    child.apply_unchecked(action)
+                    value, length = self._rollout(child, seed, k)
+                    totals[k, i] += value
+                    longest = max(longest, length)
             done += 1
             if deadline is not None and time.perf_counter() >= deadline:
                 break
         self.last_search = {"simulations": done, "candidates": len(candidates),
-                            "rollouts": done * len(candidates), "longest_rollout": longest}
-        means = totals / done
+                            "rollouts": done * len(candidates) * policies, "longest_rollout": longest}
+        means = (totals / done).max(axis=0)  # each candidate at its best continuation
         self.last_values = {int(a): float(v) for a, v in zip(candidates, means)}
         means[0] += s["margin"]  # candidates[0] is the base agent's choice
         return int(candidates[int(np.argmax(means))])  # argmax keeps the first of equals
@@ -492,12 +509,14 @@ class RolloutSearchAgent(Agent):
             return first_place_return(returns, self.seat)
         return float(self.value(state, self.seat))
 
-    def _rollout(self, state: State, seed: int) -> tuple[float, int]:
-        """Play ``state`` on with the rollout agents for at most ``horizon`` actions, or (with
-        ``turns``) until the seat is to act for the ``turns``-th time after other seats have acted:
-        the seat's leaf value, and the number of actions played."""
+    def _rollout(self, state: State, seed: int, policy: int = 0) -> tuple[float, int]:
+        """Play ``state`` on with the rollout agents (the seat's own under rollout policy ``policy``) for at
+        most ``horizon`` actions, or (with ``turns``) until the seat is to act for the ``turns``-th time after
+        other seats have acted: the seat's leaf value, and the number of actions played."""
         game = self.game
-        for p, agent in enumerate(self.rollout_agents):
+        players = list(self.rollout_agents)
+        players[self.seat] = self.own_agents[policy]
+        for p, agent in enumerate(players):
             agent.rng.seed(seed + p)
             agent.reset(p, game)
         played = turns = 0
@@ -518,7 +537,7 @@ class RolloutSearchAgent(Agent):
             if int(mask.sum()) == 1:
                 action = int(np.flatnonzero(mask)[0])
             else:
-                agent = self.rollout_agents[p]
+                agent = players[p]
                 view = state.player_view(p) if agent.reads_view else {}
                 action = int(agent.act(state.seat_observation(p), view))
             state.apply_unchecked(action)

@@ -28,6 +28,13 @@ action mask:
 
 ``wizard_arena_v0/heuristic-noisy-v1`` is heuristic-v1 with 15% of its move decisions (those with a
 choice) replaced by a uniformly random legal move.
+
+``wizard_arena_v0/lone-wolf-v1`` plays for first place alone, where heuristic-v1 plays for a good rank:
+it never agrees to follow (an alliance it would not lead is declined, and such a solo is walked away
+from, not towards), and it unites the last two sides, ending the game, only when it would then rank
+first outright (heuristic-v1 does so whenever it ranks in the upper half). Everything else is
+heuristic-v1's. The winner leads the final party in nearly every game, so a follower almost never
+wins; the price is fewer battles won as a member.
 """
 
 from __future__ import annotations
@@ -360,7 +367,27 @@ class NoisyHeuristicAgent(HeuristicAgent):
         return action
 
 
+class LoneWolfAgent(HeuristicAgent):
+    """heuristic-v1 that never follows and ends the game only as the sole leader of the ranking (see the
+    module docstring)."""
+
+    def _ally_pays(self, view: dict[str, Any], me: int) -> bool:
+        if len(self._sides(view)) <= 2:  # an alliance would end the game now: only as the outright first
+            return self._my_rank(view, me) == 1.0
+        a, b = view["ally"]
+        other = b if a == me else a
+        return self._would_lead(view, me, other, mover=a)
+
+    def _encounter_value(self, view, me, my_side, lead, other) -> float:
+        if (len(my_side) == 1 and len(other) == 1 and len(self._sides(view)) > 2
+                and not self._would_lead(view, me, lead, mover=me)):
+            return -0.3  # an alliance we would only follow: keep away
+        return super()._encounter_value(view, me, my_side, lead, other)
+
+
 register(f"{GAME}/heuristic-v1", HeuristicAgent,
          "greedy scorer: allies, absorbs weaker sides, avoids stronger ones, challenges Gary on good odds")
 register(f"{GAME}/heuristic-noisy-v1", NoisyHeuristicAgent,
          "heuristic-v1 with 15% of its move decisions replaced by a uniformly random legal move")
+register(f"{GAME}/lone-wolf-v1", LoneWolfAgent,
+         "heuristic-v1 playing for first place alone: never follows, ends the game only when it would win outright")

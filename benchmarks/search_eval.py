@@ -103,7 +103,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--base", default="",
                         help="the search's base agent: an agent kind or id, a checkpoint id, a policy or run folder "
                              "(default: the search agent's own, heuristic-v1)")
-    parser.add_argument("--rollout", default="", help="the agent playing every seat in the rollouts (default: the base)")
+    parser.add_argument("--rollout", action="append", default=[],
+                        help="the agent playing every seat in the rollouts (default: the base); given twice or more, "
+                             "the seat's continuations to switch between (policy switching), the others playing "
+                             "the first unless --opponents-model says otherwise")
     parser.add_argument("--opponents-model", dest="opponents", default="",
                         help="the agent the other seats play in the rollouts (default: the rollout agent)")
     parser.add_argument("--value", default="",
@@ -119,7 +122,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     opponent = args.opponent if "/" in args.opponent else f"{game_name}/{args.opponent}"
     config = parse_key_values(args.config)
     search = parse_key_values(args.search, "--search")
-    extra = {k: v for k in ("base", "rollout", "opponents", "value") if (v := getattr(args, k))}
+    extra = {k: v for k in ("base", "opponents", "value") if (v := getattr(args, k))}
+    if args.rollout:
+        extra["rollout"] = args.rollout[0] if len(args.rollout) == 1 else list(args.rollout)
     game = envs.make_game(game_name, **config)
     if args.games < 1:
         parser.error(f"--games must be at least 1, got {args.games}")
