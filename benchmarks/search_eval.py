@@ -12,6 +12,9 @@ decisions with a choice, and the process's CPU time), so a rerun with the same `
 the games still missing. Games can be split over processes with ``--part K/M`` (game ``i`` belongs to
 part ``i mod M``; give each its own ``--out`` and read them together with ``--summary``).
 
+Any agent can sit in the measured seat (``heuristic-v1``, say, to compare a search with its base on
+the same deals); only one that keeps its times (a search agent) records them.
+
 The summary: games, wins, the win rate with its 95% Wilson interval, the fair share (1/n) and the
 ratio to it, and the mean and 95th-percentile wall time a decision with a choice.
 """
@@ -50,8 +53,9 @@ def play_one(agent_id: str, opponent: str, game_name: str, config: dict[str, Any
     return {
         "index": index, "seed": seed, "seat": seat, "returns": record.returns, "length": record.length,
         "end_reason": record.end_reason, "won": team in score.winners, "rank": score.ranks[team],
-        "move_times": [round(t, 5) for t in bots[seat].move_times],
-        "move_cpu_times": [round(t, 5) for t in bots[seat].move_cpu_times],
+        # an agent that keeps no times (a heuristic measured the same way, for comparison) records none
+        "move_times": [round(t, 5) for t in getattr(bots[seat], "move_times", [])],
+        "move_cpu_times": [round(t, 5) for t in getattr(bots[seat], "move_cpu_times", [])],
         "cpu_s": round(time.process_time() - cpu, 3), "wall_s": round(time.perf_counter() - wall, 3),
         "provenance": provenance(game_name),
     }
@@ -139,6 +143,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             agents.make(args.agent, seed=0, **({"search": search} if search else {}), **extra)
         except (ValueError, KeyError) as exc:
             parser.error(str(exc))
+        except TypeError as exc:  # settings handed to an agent that does not search
+            parser.error(f"{args.agent} does not take them ({exc}): --search, --base, --rollout, --opponents-model "
+                         f"and --value apply to search agents only")
         args.out.parent.mkdir(parents=True, exist_ok=True)
         done = {r["index"] for r in read_results([args.out])}
         for index in range(args.games):

@@ -426,3 +426,45 @@ def test_wizard_arena_first_value_reads_the_fitted_keys_as_a_first_place_softmax
     assert values[1] == max(values) and values[2] > values[0]
     same = FittedValue("wizard_arena_v0", list(WIZARD_ARENA_FITTED_WEIGHTS), "win")
     assert [same(state, p) for p in range(6)] == pytest.approx(values)
+
+
+def test_policy_switching_scores_each_candidate_at_its_best_continuation():
+    """rollout=[A, B]: every candidate is rolled out under both (same determinizations and seeds) and is
+    worth the larger mean, which is what two one-policy searches from the same random state find."""
+    game = envs.make_game("wizard_arena_v0")
+    state = game.new_initial_state(3)
+    seat = state.current_player()
+    obs, view = seat_inputs(state, seat)
+    assert int(obs["action_mask"].sum()) > 1
+    settings = {"simulations": 2, "turns": 2, "horizon": 200, "max_candidates": 4}
+
+    def searcher(rollout):
+        bot = RolloutSearchAgent("wizard_arena_v0", seed=0, rollout=rollout, opponents="heuristic-v1", search=settings)
+        bot.reset(seat, game)
+        return bot
+
+    both = searcher(["heuristic-v1", "random-v0"])
+    assert [a.agent_id for a in both.own_agents] == ["wizard_arena_v0/heuristic-v1", "wizard_arena_v0/random-v0"]
+    assert [a.agent_id for a in both.rollout_agents] == ["wizard_arena_v0/heuristic-v1"] * 6
+    alone = [searcher("heuristic-v1"), searcher("random-v0")]
+    for bot in alone:  # the same determinizations, rollout seeds and base choice as the switching search
+        bot.rng.setstate(both.rng.getstate())
+        bot.base_agent.rng.setstate(both.base_agent.rng.getstate())
+    choice = both.act(obs, view)
+    for bot in alone:
+        bot.act(obs, view)
+    assert both.last_search["rollouts"] == 2 * alone[0].last_search["rollouts"] > 0
+    assert list(both.last_values) == list(alone[0].last_values) == list(alone[1].last_values)
+    for action, value in both.last_values.items():
+        assert value == pytest.approx(max(alone[0].last_values[action], alone[1].last_values[action]))
+    # here the continuations disagree, so the maximum had something to choose
+    assert any(alone[1].last_values[a] != pytest.approx(alone[0].last_values[a]) for a in both.last_values)
+    best = max(both.last_values.values())
+    assert choice == next(a for a, v in both.last_values.items() if v == best)  # the first of equals
+
+
+def test_policy_switching_needs_at_least_one_rollout_agent():
+    with pytest.raises(ValueError, match="at least one agent"):
+        RolloutSearchAgent("wizard_arena_v0", rollout=[])
+    with pytest.raises(ValueError, match="no agent registered"):
+        RolloutSearchAgent("wizard_arena_v0", rollout=["heuristic-v1", "nobody-v9"])

@@ -41,6 +41,23 @@ def test_a_policy_folder_is_a_base(tmp_path):
     assert result["base"] == str(folder) and result["games"] == 1
 
 
+def test_rollout_twice_switches_policies_and_a_heuristic_can_be_measured(tmp_path, capsys):
+    """--rollout A --rollout B hands the search both continuations; a heuristic in the measured seat plays
+    the same deals (its rows keep no move times), and search settings for it are refused by name."""
+    out = tmp_path / "s.jsonl"
+    result = search_eval.main(["wizard_arena_v0/search-v2", "--games", "1", "--rollout", "heuristic-v1",
+                               "--rollout", "lone-wolf-v1", "--search", "simulations=1", "--search", "turns=1",
+                               "--search", "max_candidates=2", "--out", str(out)])
+    assert result["rollout"] == ["heuristic-v1", "lone-wolf-v1"] and result["moves_with_choice"] > 0
+    plain = search_eval.main(["wizard_arena_v0/lone-wolf-v1", "--games", "2", "--out", str(tmp_path / "h.jsonl")])
+    rows = [json.loads(line) for line in (tmp_path / "h.jsonl").read_text().splitlines()]
+    assert [r["seat"] for r in rows] == [0, 1] and all(r["move_times"] == [] for r in rows)
+    assert plain["games"] == 2 and plain["moves_with_choice"] == 0
+    with pytest.raises(SystemExit):
+        search_eval.main(["wizard_arena_v0/heuristic-v1", "--base", "random-v0", "--out", str(tmp_path / "x.jsonl")])
+    assert "apply to search agents only" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv,needle", [(["--part", "2/2"], "--part must be K/M"), (["--games", "0"], "at least 1")])
 def test_bad_arguments_are_refused(tmp_path, argv, needle, capsys):
     with pytest.raises(SystemExit):

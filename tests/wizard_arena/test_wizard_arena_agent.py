@@ -151,3 +151,70 @@ def test_a_refused_partner_is_asked_again_once_the_position_changed():
         assert choice < 8
         # it steps apart, which clears the refusal, so that meeting again asks again
         assert s.cheb(s.map.step[s.pos[0]][choice], s.pos[1]) >= 2
+
+
+# ---------------------------------------------------------------------------------------------
+# lone-wolf-v1: heuristic-v1 that plays for first place alone
+def _asked_to_ally(seat, ally, alive=None, score=None):
+    """A six-bot view in which ``seat`` is asked to ally (``ally``: mover first), every bot solo."""
+    import numpy as np
+
+    from envs.wizard_arena.rules import ALLY_ACCEPT, ALLY_DECLINE
+
+    game = WizardArenaGame()
+    view = game.new_initial_state(1).player_view(seat)
+    view.update(phase="ally", ally=list(ally), actor=ally[0])
+    if alive is not None:
+        view["alive"] = alive
+    if score is not None:
+        view["score"] = score
+    mask = np.zeros(16, dtype=np.int8)
+    mask[[ALLY_ACCEPT, ALLY_DECLINE]] = 1
+    return game, {"observation": None, "action_mask": mask}, view
+
+
+@pytest.mark.parametrize("seat,ally,follows", [(3, (1, 3), True), (1, (3, 1), False), (3, (3, 5), False)])
+def test_lone_wolf_declines_only_the_alliances_it_would_follow(seat, ally, follows):
+    from envs.wizard_arena.rules import ALLY_ACCEPT, ALLY_DECLINE
+
+    game, obs, view = _asked_to_ally(seat, ally)
+    plain, lone = agents.make(HEURISTIC, seed=0), agents.make("wizard_arena_v0/lone-wolf-v1", seed=0)
+    plain.reset(seat, game)
+    lone.reset(seat, game)
+    # equal strength and score: the lower seat leads; heuristic-v1 also follows into the strongest side
+    assert plain.act(obs, view) == ALLY_ACCEPT
+    assert lone.act(obs, view) == (ALLY_DECLINE if follows else ALLY_ACCEPT)
+
+
+@pytest.mark.parametrize("score,lone_accepts", [([0, 4, 0, 2, 0, 0], True), ([6, 4, 0, 2, 0, 0], False)])
+def test_lone_wolf_ends_the_game_only_as_the_outright_first(score, lone_accepts):
+    """Two living solos left (the others dead): their alliance ends the game. Seat 1 ranks first in the
+    first case and second (behind the dead seat 0) in the other; heuristic-v1 accepts both (upper half)."""
+    from envs.wizard_arena.rules import ALLY_ACCEPT, ALLY_DECLINE
+
+    alive = [False, True, False, True, False, False]
+    game, obs, view = _asked_to_ally(1, (3, 1), alive=alive, score=score)
+    plain, lone = agents.make(HEURISTIC, seed=0), agents.make("wizard_arena_v0/lone-wolf-v1", seed=0)
+    plain.reset(1, game)
+    lone.reset(1, game)
+    assert plain.act(obs, view) == ALLY_ACCEPT
+    assert lone.act(obs, view) == (ALLY_ACCEPT if lone_accepts else ALLY_DECLINE)
+
+
+def test_lone_wolf_walks_away_from_a_solo_it_would_follow():
+    """A solo it would only follow is worth less than nothing to it; heuristic-v1 values the same meeting."""
+    game, _, view = _asked_to_ally(3, (1, 3))
+    view["phase"] = "move"
+    lone, plain = agents.make("wizard_arena_v0/lone-wolf-v1", seed=0), agents.make(HEURISTIC, seed=0)
+    lone.reset(3, game)
+    plain.reset(3, game)
+    assert lone._encounter_value(view, 3, [3], 1, [1]) < 0 < plain._encounter_value(view, 3, [3], 1, [1])
+    assert lone._encounter_value(view, 3, [3], 5, [5]) == plain._encounter_value(view, 3, [3], 5, [5]) > 0
+
+
+def test_lone_wolf_plays_legal_games():
+    for seed in range(3):
+        players = [agents.make("wizard_arena_v0/lone-wolf-v1" if i == seed else HEURISTIC, seed=seed * 10 + i)
+                   for i in range(6)]
+        record = agents.play_game("wizard_arena_v0", players, seed=seed, config={})
+        assert record.length > 0 and abs(sum(record.returns)) < 1e-9
