@@ -385,9 +385,39 @@ class LoneWolfAgent(HeuristicAgent):
         return super()._encounter_value(view, me, my_side, lead, other)
 
 
+class GaryHunterAgent(LoneWolfAgent):
+    """lone-wolf-v1 that gambles on Gary: it heads for him and challenges him whenever a lost challenge
+    cannot kill it, whatever the odds (a solo at strength 1.0 wins 5.7% of challenges, and the +2.0
+    strength of a win makes it the leader of every alliance and join it meets). As a player alone it is
+    weaker than heuristic-v1; it is meant as a plan for a search to try (``rollout=[..., "gary-hunter-v1"]``)."""
+
+    def _gary_threshold(self, view: dict[str, Any], me: int) -> float:
+        if self.config.get("health", 10) == 0:
+            return super()._gary_threshold(view, me)  # a loss costs score: no gamble
+        return 0.0 if view["hp"][me] > 2 else 1.01
+
+    def _pick_move(self, view: dict[str, Any], me: int, legal: list[int]) -> int:
+        if self.config.get("health", 10) == 0 or view["hp"][me] <= 2:
+            return super()._pick_move(view, me, legal)
+        size = len(view["terrain"])
+        walk = self.game.map_for_rows(view["terrain"]).walking_distances(view["gary"])
+        r0, c0 = divmod(view["pos"][me], size)
+        best, best_d = STAY, walk[view["pos"][me]]
+        for a in legal:  # the step that brings the leader nearest to Gary (staying once beside him)
+            if a == STAY:
+                continue
+            dr, dc = DIRECTIONS[a]
+            d = walk[(r0 + dr) * size + c0 + dc]
+            if d < best_d or (d == best_d and best_d > 1 and best == STAY):
+                best, best_d = a, d
+        return best
+
+
 register(f"{GAME}/heuristic-v1", HeuristicAgent,
          "greedy scorer: allies, absorbs weaker sides, avoids stronger ones, challenges Gary on good odds")
 register(f"{GAME}/heuristic-noisy-v1", NoisyHeuristicAgent,
          "heuristic-v1 with 15% of its move decisions replaced by a uniformly random legal move")
+register(f"{GAME}/gary-hunter-v1", GaryHunterAgent,
+         "lone-wolf-v1 that heads for Gary and challenges him at any odds while a loss cannot kill it (a plan for search)")
 register(f"{GAME}/lone-wolf-v1", LoneWolfAgent,
          "heuristic-v1 playing for first place alone: never follows, ends the game only when it would win outright")

@@ -218,3 +218,47 @@ def test_lone_wolf_plays_legal_games():
                    for i in range(6)]
         record = agents.play_game("wizard_arena_v0", players, seed=seed, config={})
         assert record.length > 0 and abs(sum(record.returns)) < 1e-9
+
+
+def test_gary_hunter_challenges_at_any_odds_while_a_loss_cannot_kill_it():
+    import numpy as np
+
+    from envs.wizard_arena.rules import CHALLENGE, NO_CHALLENGE
+
+    game = WizardArenaGame(num_bots=2)
+    hunter, plain = agents.make("wizard_arena_v0/gary-hunter-v1", seed=0), agents.make(HEURISTIC, seed=0)
+    hunter.reset(0, game)
+    plain.reset(0, game)
+    view = game.new_initial_state(1).player_view(0)
+    view["phase"] = "gary"
+    obs = {"observation": None, "action_mask": np.array([0] * 11 + [1, 1] + [0] * 3, dtype=np.int8)}
+    assert plain.act(obs, view) == NO_CHALLENGE and hunter.act(obs, view) == CHALLENGE  # 5.7% at 1.0 against 3.0
+    view["hp"] = [2, 10]
+    assert hunter.act(obs, view) == NO_CHALLENGE  # a loss would kill it
+
+
+def test_gary_hunter_walks_to_gary():
+    """From its start the hunter's every step shortens its walk to Gary until it stands beside him."""
+    import numpy as np
+
+    from agents.runner import seat_inputs
+
+    game = WizardArenaGame(num_bots=2)
+    state = game.new_initial_state(1)  # 13 steps from Gary
+    hunter = agents.make("wizard_arena_v0/gary-hunter-v1", seed=0)
+    hunter.reset(0, game)
+    walk = game.map_for_rows(state.player_view(0)["terrain"]).walking_distances(state.player_view(0)["gary"])
+    for _ in range(40):
+        if state.current_player() != 0 or state.player_view(0)["phase"] != "move":
+            break
+        before = walk[state.player_view(0)["pos"][0]]
+        obs, view = seat_inputs(state, 0)
+        state.apply_action(hunter.act(obs, view))
+        after = walk[state.player_view(0)["pos"][0]]
+        assert after < before or before <= 1
+        if after <= 1:
+            break
+        # the other bot stays where it is
+        obs, view = seat_inputs(state, 1)
+        state.apply_action(8 if obs["action_mask"][8] else int(np.flatnonzero(obs["action_mask"])[0]))
+    assert walk[state.player_view(0)["pos"][0]] <= 1
