@@ -592,3 +592,15 @@ WIZARD_ARENA_SEARCH_V2 = {**SHIPPED["wizard_arena_v0"], "turns": 4}
 register("wizard_arena_v0/search-v2", _search_factory_with_value(WIZARD_ARENA_SEARCH_V2, wizard_arena_fitted_value),
          "rollouts over heuristic-v1 to the bot's fourth turn, their ends scored by ranking keys fitted on heuristic "
          "games (agents.rollout_search.wizard_arena_fitted_value)", searches=True)
+
+#: ``wizard_arena_v0/search-v3``: ``search-v2`` with policy switching: every candidate is rolled out with the bot
+#: going on as ``heuristic-v1`` and as ``gary-hunter-v1`` (the other bots ``heuristic-v1``) and is worth the better.
+def _wizard_arena_search_v3(game_name: str, seed: int | None = None, **kwargs: Any) -> RolloutSearchAgent:
+    kwargs.setdefault("rollout", ["heuristic-v1", "gary-hunter-v1"])
+    kwargs.setdefault("opponents", "heuristic-v1")
+    return _search_factory_with_value(WIZARD_ARENA_SEARCH_V2, wizard_arena_fitted_value)(game_name, seed=seed, **kwargs)
+
+
+register("wizard_arena_v0/search-v3", _wizard_arena_search_v3,
+         "search-v2 with policy switching: each move rolled out with the bot going on as heuristic-v1 and as "
+         "gary-hunter-v1, the better counting", searches=True)

@@ -468,3 +468,26 @@ def test_policy_switching_needs_at_least_one_rollout_agent():
         RolloutSearchAgent("wizard_arena_v0", rollout=[])
     with pytest.raises(ValueError, match="no agent registered"):
         RolloutSearchAgent("wizard_arena_v0", rollout=["heuristic-v1", "nobody-v9"])
+
+
+def test_wizard_arena_search_v3_is_search_v2_switching_to_the_gary_hunter():
+    """search-v3: search-v2's settings and value, its own rollouts as heuristic-v1 and as gary-hunter-v1,
+    the other bots heuristic-v1; a choice costs two sets of rollouts and is the best over both."""
+    from agents.rollout_search import wizard_arena_fitted_value
+
+    v3, v2 = agents.make("wizard_arena_v0/search-v3", seed=0), agents.make("wizard_arena_v0/search-v2", seed=0)
+    assert v3.search == v2.search and v3.value is wizard_arena_fitted_value
+    assert agents.registry.searches_at_play_time("wizard_arena_v0/search-v3")
+    game = envs.make_game("wizard_arena_v0")
+    state = game.new_initial_state(3)
+    seat = state.current_player()
+    v3.reset(seat, game)
+    assert [a.agent_id for a in v3.own_agents] == ["wizard_arena_v0/heuristic-v1", "wizard_arena_v0/gary-hunter-v1"]
+    assert {a.agent_id for a in v3.rollout_agents} == {"wizard_arena_v0/heuristic-v1"}
+    v3.act(*seat_inputs(state, seat))
+    s = v3.last_search
+    assert s["simulations"] == 8 and s["rollouts"] == 2 * 8 * s["candidates"]
+    # a setting or a continuation can still be changed by the caller
+    other = agents.make("wizard_arena_v0/search-v3", seed=0, rollout="lone-wolf-v1", search={"simulations": 2})
+    other.reset(seat, game)
+    assert [a.agent_id for a in other.own_agents] == ["wizard_arena_v0/lone-wolf-v1"] and other.search["simulations"] == 2
