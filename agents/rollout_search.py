@@ -31,8 +31,8 @@ id of the game — and plays better than it by trying its alternatives out:
 agent, that agent playing the searching seat on (the other seats play ``opponents``, by default the
 first of them), with the same determinizations and seeds, and the candidate is worth its best mean
 over them: the seat will choose again at its next turn, so a move is judged by the best way known to
-go on from it. This lets the search try plans its base agent never makes (in Wizard Arena, refusing
-to follow), at the cost of one set of rollouts per agent.
+go on from it. This lets the search try plans its base agent never makes (in Wizard Arena, gambling
+on Gary: ``wizard_arena_v0/search-v3``), at the cost of one set of rollouts per agent.
 
 With ``time_ms`` the determinizations stop once that much wall time is spent (at least one is
 always finished): the budget then holds on any machine, but the play depends on the machine's
