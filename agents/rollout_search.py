@@ -565,15 +565,17 @@ for _game, _settings in SHIPPED.items():
              searches=True)
 
 
-def _search_factory_with_value(settings: dict[str, Any], value: ValueFunction) -> Callable[..., RolloutSearchAgent]:
-    """:func:`_search_factory` whose agents score their leaves with ``value`` unless told otherwise."""
+def _search_factory_with(settings: dict[str, Any], **defaults: Any) -> Callable[..., RolloutSearchAgent]:
+    """:func:`_search_factory` whose agents take ``defaults`` (``value=``, ``rollout=``, ``opponents=``) unless
+    told otherwise."""
+    make = _search_factory(settings)
+
     def factory(game_name: str, seed: int | None = None, **kwargs: Any) -> RolloutSearchAgent:
-        kwargs.setdefault("value", value)
-        return _search_factory(settings)(game_name, seed=seed, **kwargs)
+        return make(game_name, seed=seed, **{**defaults, **kwargs})
     return factory
 
 
-register("dojo_v0/search-v2", _search_factory_with_value(SHIPPED["dojo_v0"], dojo_fitted_value),
+register("dojo_v0/search-v2", _search_factory_with(SHIPPED["dojo_v0"], value=dojo_fitted_value),
          "search-v1's rollouts over heuristic-v1, their ends scored by a win probability fitted on heuristic games "
          "(agents.rollout_search.dojo_fitted_value)", searches=True)
 
@@ -581,7 +583,7 @@ register("dojo_v0/search-v2", _search_factory_with_value(SHIPPED["dojo_v0"], doj
 #: the noise of the Nebbia deck and the other hands averages out further, at about 0.15 s a choice.
 DOJO_SEARCH_V3 = {**SHIPPED["dojo_v0"], "simulations": 24}
 
-register("dojo_v0/search-v3", _search_factory_with_value(DOJO_SEARCH_V3, dojo_fitted_value),
+register("dojo_v0/search-v3", _search_factory_with(DOJO_SEARCH_V3, value=dojo_fitted_value),
          "search-v2 (rollouts over heuristic-v1 scored by the fitted win probability) with 24 determinizations a "
          "choice", searches=True)
 
@@ -589,18 +591,14 @@ register("dojo_v0/search-v3", _search_factory_with_value(DOJO_SEARCH_V3, dojo_fi
 #: their ends scored by :func:`wizard_arena_fitted_value`.
 WIZARD_ARENA_SEARCH_V2 = {**SHIPPED["wizard_arena_v0"], "turns": 4}
 
-register("wizard_arena_v0/search-v2", _search_factory_with_value(WIZARD_ARENA_SEARCH_V2, wizard_arena_fitted_value),
+register("wizard_arena_v0/search-v2", _search_factory_with(WIZARD_ARENA_SEARCH_V2, value=wizard_arena_fitted_value),
          "rollouts over heuristic-v1 to the bot's fourth turn, their ends scored by ranking keys fitted on heuristic "
          "games (agents.rollout_search.wizard_arena_fitted_value)", searches=True)
 
 #: ``wizard_arena_v0/search-v3``: ``search-v2`` with policy switching: every candidate is rolled out with the bot
 #: going on as ``heuristic-v1`` and as ``gary-hunter-v1`` (the other bots ``heuristic-v1``) and is worth the better.
-def _wizard_arena_search_v3(game_name: str, seed: int | None = None, **kwargs: Any) -> RolloutSearchAgent:
-    kwargs.setdefault("rollout", ["heuristic-v1", "gary-hunter-v1"])
-    kwargs.setdefault("opponents", "heuristic-v1")
-    return _search_factory_with_value(WIZARD_ARENA_SEARCH_V2, wizard_arena_fitted_value)(game_name, seed=seed, **kwargs)
-
-
-register("wizard_arena_v0/search-v3", _wizard_arena_search_v3,
+register("wizard_arena_v0/search-v3",
+         _search_factory_with(WIZARD_ARENA_SEARCH_V2, value=wizard_arena_fitted_value,
+                              rollout=("heuristic-v1", "gary-hunter-v1"), opponents="heuristic-v1"),
          "search-v2 with policy switching: each move rolled out with the bot going on as heuristic-v1 and as "
          "gary-hunter-v1, the better counting", searches=True)
