@@ -443,26 +443,41 @@ class RolloutSearchAgent(Agent):
 
     # ------------------------------------------------------------------------------------------
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
+        return self.search_values(observation, view)[0]
+
+    def search_values(self, observation: dict[str, np.ndarray], view: dict[str, Any],
+                      include: Any = ()) -> tuple[int, dict[int, float]]:
+        """The search's choice and every candidate's mean value (:attr:`last_values`; empty for a forced
+        move). ``include`` adds legal actions to the candidates beyond the usual ones (a learner's own
+        choice, so that a network taught by the search hears what its move is worth); an illegal one
+        raises ``ValueError``."""
         if self.game is None or self.base_agent is None:
             raise RuntimeError(f"{self.agent_id or type(self).__name__}: act() called before reset(seat, game)")
         legal = np.flatnonzero(observation["action_mask"]).tolist()
         if len(legal) == 0:
             raise ValueError(f"{self.agent_id or type(self).__name__}: asked to act with an empty action mask")
+        extra = [int(a) for a in include]
+        if any(a not in legal for a in extra):
+            raise ValueError(f"{self.agent_id or type(self).__name__}: include={extra} names an illegal action; "
+                             f"legal are {legal}")
+        self.last_values = {}
         if len(legal) == 1:
-            return int(legal[0])
+            return int(legal[0]), {}
         start, cpu = time.perf_counter(), time.process_time()
         default = int(self.base_agent.act(observation, view))
-        choice = self._search(default, legal, view, start)
+        choice = self._search(default, legal, view, start, extra)
         self.move_times.append(time.perf_counter() - start)
         self.move_cpu_times.append(time.process_time() - cpu)
-        return choice
+        return choice, dict(self.last_values)
 
-    def _search(self, default: int, legal: list[int], view: dict[str, Any], start: float) -> int:
+    def _search(self, default: int, legal: list[int], view: dict[str, Any], start: float,
+                include: list[int] | None = None) -> int:
         s, game = self.search, self.game
         rng = random.Random(self.rng.getrandbits(64))
         deadline = start + s["time_ms"] / 1000.0 if s["time_ms"] > 0 else None
         roots = [game.state_from_view(view, rng)]
         candidates = self._candidates(default, legal, roots[0])
+        candidates += [a for a in dict.fromkeys(include or ()) if a not in candidates]
         policies = len(self.own_agents)
         totals = np.zeros((policies, len(candidates)))
         done = longest = 0

@@ -30,8 +30,12 @@ from typing import Any
 import agents
 import envs
 
-#: one job: (table index, seat, observation dict, player view)
-Job = tuple[int, int, dict[str, Any], dict[str, Any]]
+#: one job: (table index, seat, observation dict, player view), and optionally the actions a search teacher
+#: must value besides its own candidates (the learner's choice there)
+Job = tuple[Any, ...]
+#: one label: the teacher's action and, when values are asked for, the search's (action, mean value) pairs
+#: (empty for a forced move)
+Label = tuple[int, list[tuple[int, float]]]
 
 
 class _Teachers:
@@ -46,14 +50,19 @@ class _Teachers:
         self.kwargs = dict(kwargs or {})
         self.cache: dict[tuple[int, int], agents.Agent] = {}
 
-    def label(self, jobs: list[Job]) -> list[int]:
-        out = []
-        for i, seat, obs, view in jobs:
+    def label(self, jobs: list[Job], values: bool = False) -> list[Label]:
+        out: list[Label] = []
+        for job in jobs:
+            i, seat, obs, view = job[:4]
             teacher = self.cache.get((i, seat))
             if teacher is None:
                 teacher = self.cache[(i, seat)] = agents.make(self.agent_id, seed=self.seed * 7 + i, **self.kwargs)
             teacher.reset(seat, self.game)  # heuristics decide from the position; no memory kept
-            out.append(int(teacher.act(obs, view)))
+            if values:
+                action, vals = teacher.search_values(obs, view, include=job[4] if len(job) > 4 else ())
+                out.append((int(action), sorted(vals.items())))
+            else:
+                out.append((int(teacher.act(obs, view)), []))
         return out
 
 
@@ -74,10 +83,10 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(0)
 
 
-def _worker_label(jobs: list[Job]) -> tuple[list[int], float]:
+def _worker_label(jobs: list[Job], values: bool = False) -> tuple[list[Label], float]:
     assert _WORKER is not None, "worker not started"
     t0 = time.process_time()
-    out = _WORKER.label(jobs)
+    out = _WORKER.label(jobs, values)
     return out, time.process_time() - t0
 
 
@@ -104,22 +113,28 @@ class TeacherLabels:
         self.worker_seconds = 0.0
 
     def actions(self, inputs: list[Job]) -> list[int]:
+        return [action for action, _ in self.labels(inputs)]
+
+    def labels(self, inputs: list[Job], values: bool = False) -> list[Label]:
+        """The teacher's label for each job: its action and, with ``values`` (a search teacher only), the
+        mean value of every action it tried, the job's extra actions (its fifth element) among them."""
         jobs: list[list[Job]] = [[] for _ in range(len(self.pools) + 1)]
         for job in inputs:
             jobs[self.process_of(job[0])].append(job)
         futures: list[Future | None] = [
-            pool.submit(_worker_label, jobs[k + 1]) if jobs[k + 1] else None for k, pool in enumerate(self.pools)
+            pool.submit(_worker_label, jobs[k + 1], values) if jobs[k + 1] else None
+            for k, pool in enumerate(self.pools)
         ]
         labels = {}
-        for job, act in zip(jobs[0], self.local.label(jobs[0])):
-            labels[job[0]] = act
+        for job, label in zip(jobs[0], self.local.label(jobs[0], values)):
+            labels[job[0]] = label
         for k, future in enumerate(futures):
             if future is None:
                 continue
-            acts, seconds = future.result()
+            out, seconds = future.result()
             self.worker_seconds += seconds
-            for job, act in zip(jobs[k + 1], acts):
-                labels[job[0]] = act
+            for job, label in zip(jobs[k + 1], out):
+                labels[job[0]] = label
         return [labels[job[0]] for job in inputs]
 
     def process_of(self, table: int) -> int:

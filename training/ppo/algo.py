@@ -48,9 +48,15 @@ def collect_rollout(
     teacher_actions: Callable[[list[int]], list[int]],
     snapshot_act: Callable[[int, list[int]], list[int]],
     critic: torch.nn.Module | None = None,
+    teacher_values: Callable[[list[int], list[int]], list[tuple[int, list[tuple[int, float]]]]] | None = None,
+    improve_temperature: float = 0.1,
 ) -> dict[str, Any]:
     """``num_steps`` decisions on every table, flattened, with advantages and returns, and the CPU
     seconds by part in ``timing`` (env, learner, teacher; opponents and snapshots from ``tables``).
+
+    With ``teacher_values`` (a search teacher asked for its values, the network's greedy choice among the
+    moves it must value) each teacher label also gets a soft target, :func:`improved_targets` of the
+    network's untempered policy at ``improve_temperature``, kept in the batch as ``"target"``.
 
     With a ``critic`` (``--critic state``) the values come from it, over each table's whole position
     (``tables.encode_state``, kept in the batch as ``"state"``), instead of the network's value head."""
@@ -65,6 +71,10 @@ def collect_rollout(
     done_buf = torch.zeros((T, n))
     teach_buf = torch.full((T, n), -1, dtype=torch.long)
     state_buf = torch.zeros((T, n, *tables.game.state_shape)) if critic is not None else None
+    soft = want_teacher and teacher_values is not None
+    if soft:
+        from training.ppo.cloning import improved_targets  # cloning builds on this module
+    target_buf = torch.zeros((T, n, num_actions)) if soft else None
     rows = list(range(n))
     timing = {"env": 0.0, "learner": 0.0, "teacher": 0.0}
     opp0, snap0 = tables.opponent_seconds, tables.snapshot_seconds
@@ -80,7 +90,13 @@ def collect_rollout(
                 state_buf[t] = torch.from_numpy(tables.encode_state(rows))
                 value = critic(obs_t, state_buf[t])
         t2 = time.process_time()
-        if want_teacher:
+        if soft:
+            raw = masked_log_probs(logits, mask_t)
+            labels = teacher_values(rows, raw.argmax(dim=-1).tolist())
+            teacher = torch.tensor([a for a, _ in labels])
+            target_buf[t] = improved_targets(raw, teacher, [v for _, v in labels], improve_temperature)
+            teach_buf[t] = teacher
+        elif want_teacher:
             teacher = torch.tensor(teacher_actions(rows))
             teach_buf[t] = teacher
         t3 = time.process_time()
@@ -123,6 +139,7 @@ def collect_rollout(
         "cloning": cloning,
         "timing": timing,
         **({"state": state_buf.reshape(T * n, -1)} if critic is not None else {}),
+        **({"target": target_buf.reshape(T * n, -1)} if target_buf is not None else {}),
     }
 
 

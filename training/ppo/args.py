@@ -83,6 +83,11 @@ class Args(StepSettings):
     teacher_search: list[str] = field(default_factory=list)
     """a search teacher's settings over its shipped ones, as KEY=VALUE (simulations=8 margin=0.1; the settings
     of agents.rollout_search: simulations, time_ms, horizon, turns, max_candidates, margin)"""
+    teacher_targets: str = "choice"
+    """what cloning fits: choice (the teacher's action) or improved (a search teacher: the network's own policy,
+    its mass on the moves the search tried shifted toward the better ones, in proportion to exp(value / T))"""
+    teacher_temperature: float = 0.1
+    """T of --teacher-targets improved, in the game's return units (a move worth T more gets e times the share)"""
     bc_steps: int = 0
     """learner decisions played by the teacher and cloned before PPO starts (0: no cloning)"""
     bc_buffer: int = 65536
@@ -116,6 +121,9 @@ class Args(StepSettings):
     opponent or the teacher reads the player view), python (the reference engines) or one the game registers
     (numpy for sequence_v0); every backend plays the same games"""
 
+
+#: What cloning fits (``--teacher-targets``).
+TEACHER_TARGETS = ("choice", "improved")
 
 #: The arguments that shape the network (an --init-policy must have been trained with the same).
 NET_ARGS = ("net", "conv_channels", "conv_layers", "first_kernel", "hidden")
@@ -203,7 +211,11 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
         fail("'self' is a training opponent only; --teacher needs a fixed agent")
     if args.teacher and f"{args.game}/{args.teacher}" not in known:
         fail(f"unknown agent kind {args.teacher!r} for {args.game}; available: {sorted(k.split('/')[1] for k in known)}")
-    if args.teacher_base or args.teacher_search:
+    if args.teacher_targets not in TEACHER_TARGETS:
+        fail(f"--teacher-targets must be one of {list(TEACHER_TARGETS)}, got {args.teacher_targets!r}")
+    if not 1e-4 <= args.teacher_temperature <= 100.0:
+        fail(f"--teacher-temperature is in return units and must lie in [0.0001, 100], got {args.teacher_temperature}")
+    if args.teacher_base or args.teacher_search or args.teacher_targets == "improved":
         check_search_teacher(args, fail)
     if args.opponent_weights and (
         len(args.opponent_weights) != len(args.opponents)
@@ -254,7 +266,8 @@ def check_search_teacher(args: Args, fail: Callable[[str], Any]) -> None:
     that plays this game and settings in range."""
     from agents.rollout_search import RolloutSearchAgent
 
-    flag = "--teacher-base" if args.teacher_base else "--teacher-search"
+    flag = ("--teacher-base" if args.teacher_base else "--teacher-search" if args.teacher_search
+            else "--teacher-targets improved")
     if not args.teacher:
         fail(f"{flag} sets up a search teacher; give --teacher too (e.g. search-v1)")
     try:

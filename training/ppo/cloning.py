@@ -5,6 +5,12 @@ While cloning (the first ``bc_steps`` learner decisions) the teacher plays (or, 
 a ring buffer of the newest ``bc_buffer`` ones, and ``bc_batches`` minibatches drawn from it fit the
 policy to the teacher's choice (cross-entropy) and the value head to the teacher's returns.
 The teacher's labels themselves come from :class:`training.teachers.TeacherLabels`.
+
+With ``--teacher-targets improved`` (a search teacher) a decision's label is not the search's choice
+but a distribution: the network's own policy at the time of the decision, with the mass it puts on the
+moves the search tried shifted toward the better ones (:func:`improved_targets`). Where the search
+finds the moves alike the target is the network's own play, so noise in the search's values moves the
+network little; where one move is clearly better the target leans on it.
 """
 
 from __future__ import annotations
@@ -18,43 +24,91 @@ import torch
 from training.ppo.algo import masked_log_probs
 
 BUFFER_KEYS = ("obs", "mask", "teacher", "ret")
+#: what a buffer of improved targets keeps besides (``--teacher-targets improved``)
+SOFT_KEYS = ("target",)
+
+
+def improved_targets(logp_prior: torch.Tensor, teacher: torch.Tensor, values: list[list[tuple[int, float]]],
+                     temperature: float) -> torch.Tensor:
+    """One target distribution per row: the prior ``exp(logp_prior)`` (the network's policy, illegal moves
+    at zero) with the mass it gives the actions in ``values`` (a search's ``(action, mean value)`` pairs)
+    shared among them in proportion to ``prior * exp(value / temperature)``; the mass on actions the search
+    did not try stays where it is. A row without values (a forced move) is the teacher's action alone.
+    ``temperature`` is in the game's return units: a move worth ``temperature`` more than another gets
+    e times its share."""
+    if not temperature > 0:
+        raise ValueError(f"the improvement temperature must be positive, got {temperature!r}")
+    prior = logp_prior.exp()
+    target = prior.clone()
+    for row, pairs in enumerate(values):
+        if not pairs:
+            target[row] = 0.0
+            target[row, int(teacher[row])] = 1.0
+            continue
+        acts = torch.tensor([a for a, _ in pairs], dtype=torch.long)
+        q = torch.tensor([v for _, v in pairs], dtype=prior.dtype)
+        p = prior[row, acts]
+        mass = float(p.sum())
+        w = p * torch.exp((q - q.max()) / temperature)
+        if mass <= 0.0 or float(w.sum()) <= 0.0:  # the network gave them nothing: the search's best alone
+            target[row, acts] = 0.0
+            target[row, acts[int(q.argmax())]] += max(mass, 1e-12)
+        else:
+            target[row, acts] = w / w.sum() * mass
+    return target / target.sum(dim=1, keepdim=True)
 
 
 class ReplayBuffer:
-    """A ring buffer of teacher decisions: observation (float16), legal mask, teacher action, return."""
+    """A ring buffer of teacher decisions: observation (float16), legal mask, teacher action, return, and
+    with ``soft`` the target distribution (float16) the policy is fitted to instead of the action."""
 
-    def __init__(self, capacity: int, obs_shape: tuple[int, ...], num_actions: int) -> None:
+    def __init__(self, capacity: int, obs_shape: tuple[int, ...], num_actions: int, soft: bool = False) -> None:
         self.obs = torch.zeros((capacity, *obs_shape), dtype=torch.float16)
         self.mask = torch.zeros((capacity, num_actions), dtype=torch.bool)
         self.teacher = torch.zeros(capacity, dtype=torch.long)
         self.ret = torch.zeros(capacity)
+        self.target: torch.Tensor | None = torch.zeros((capacity, num_actions), dtype=torch.float16) if soft else None
         self.size = 0
         self.next = 0
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return BUFFER_KEYS + (SOFT_KEYS if self.target is not None else ())
 
     @property
     def capacity(self) -> int:
         return self.teacher.shape[0]
 
-    def add(self, obs: torch.Tensor, mask: torch.Tensor, teacher: torch.Tensor, ret: torch.Tensor) -> None:
-        """Append decisions (the oldest are overwritten once it is full)."""
+    def add(self, obs: torch.Tensor, mask: torch.Tensor, teacher: torch.Tensor, ret: torch.Tensor,
+            target: torch.Tensor | None = None) -> None:
+        """Append decisions (the oldest are overwritten once it is full); ``target`` is needed exactly when
+        the buffer keeps soft targets."""
+        if (target is None) != (self.target is None):
+            raise ValueError("this buffer keeps soft targets: give target" if target is None
+                             else "this buffer keeps teacher actions only: it takes no target")
         cap, n = self.capacity, teacher.shape[0]
         if n > cap:  # only the newest fit
             obs, mask, teacher, ret = obs[-cap:], mask[-cap:], teacher[-cap:], ret[-cap:]
+            target = target[-cap:] if target is not None else None
             n = cap
         idx = (self.next + torch.arange(n)) % cap
         self.obs[idx], self.mask[idx], self.teacher[idx], self.ret[idx] = obs, mask, teacher, ret
+        if self.target is not None:
+            self.target[idx] = target.to(torch.float16)
         self.next = int((self.next + n) % cap)
         self.size = min(cap, self.size + n)
 
     def in_order(self) -> dict[str, torch.Tensor]:
         """The buffer's decisions, oldest first (what a checkpoint saves)."""
         idx = (self.next - self.size + torch.arange(self.size)) % self.capacity
-        return {k: getattr(self, k)[idx].contiguous() for k in BUFFER_KEYS}
+        return {k: getattr(self, k)[idx].contiguous() for k in self.keys}
 
     @classmethod
-    def load(cls, path: pathlib.Path, capacity: int, obs_shape: tuple[int, ...], num_actions: int) -> ReplayBuffer:
-        """A buffer refilled from a checkpoint's file, every tensor's shape and type checked; only the
-        newest ``capacity`` decisions are kept (a resumed run may choose a smaller buffer)."""
+    def load(cls, path: pathlib.Path, capacity: int, obs_shape: tuple[int, ...], num_actions: int,
+             soft: bool = False) -> ReplayBuffer:
+        """A buffer refilled from a checkpoint's file, every tensor's shape and type checked (and every soft
+        target a distribution over the legal actions); only the newest ``capacity`` decisions are kept (a
+        resumed run may choose a smaller buffer)."""
         from safetensors.torch import load_file
 
         t = load_file(str(path))
@@ -64,8 +118,12 @@ class ReplayBuffer:
             "teacher": (torch.long, ()),
             "ret": (torch.float32, ()),
         }
+        if soft:
+            expected["target"] = (torch.float16, (num_actions,))
         if set(t) != set(expected):
-            raise SystemExit(f"{path}: expected tensors {sorted(expected)}, found {sorted(t)}")
+            kind = "soft targets (--teacher-targets improved)" if soft else "teacher actions (--teacher-targets choice)"
+            raise SystemExit(f"{path}: this run clones {kind} and expects tensors {sorted(expected)}, "
+                             f"found {sorted(t)}")
         size = t["teacher"].shape[0]
         for name, (dtype, tail) in expected.items():
             if t[name].dtype != dtype or tuple(t[name].shape) != (size, *tail):
@@ -77,8 +135,16 @@ class ReplayBuffer:
             raise SystemExit(f"{path}: teacher actions must lie in [0, {num_actions})")
         if not bool(t["mask"].gather(1, t["teacher"][:, None]).all()):
             raise SystemExit(f"{path}: a saved teacher action is not legal under its saved mask")
-        buffer = cls(capacity, obs_shape, num_actions)
-        buffer.add(t["obs"], t["mask"], t["teacher"], t["ret"])
+        if soft:
+            target = t["target"].float()
+            if not bool(torch.isfinite(target).all()) or bool((target < 0).any()):
+                raise SystemExit(f"{path}: soft targets must be finite and non-negative")
+            if bool((target.masked_fill(t["mask"], 0.0) != 0).any()):
+                raise SystemExit(f"{path}: a soft target puts probability on an action its saved mask makes illegal")
+            if size and not bool(((target.sum(1) - 1.0).abs() < 0.02).all()):
+                raise SystemExit(f"{path}: every soft target must sum to 1 (within float16 rounding)")
+        buffer = cls(capacity, obs_shape, num_actions, soft=soft)
+        buffer.add(t["obs"], t["mask"], t["teacher"], t["ret"], t["target"] if soft else None)
         return buffer
 
 
@@ -92,9 +158,9 @@ def clone_update(
     device: torch.device | str = "cpu",
 ) -> dict[str, float]:
     """Add the rollout's teacher decisions to ``buffer`` (kept on the CPU), then take ``bc_batches`` gradient
-    steps on minibatches drawn from it, on ``device``: cross-entropy on the teacher's choice plus the value
-    of its play."""
-    buffer.add(batch["obs"].half(), batch["mask"], batch["teacher"], batch["ret"])
+    steps on minibatches drawn from it, on ``device``: cross-entropy on the teacher's choice (or, in a buffer
+    of soft targets, on its target distribution) plus the value of its play."""
+    buffer.add(batch["obs"].half(), batch["mask"], batch["teacher"], batch["ret"], batch.get("target"))
     for group in optimizer.param_groups:
         group["lr"] = args.bc_learning_rate
     stats: dict[str, list[float]] = {"teacher_ce": [], "value_loss": [], "teacher_accuracy": [], "entropy": []}
@@ -103,7 +169,10 @@ def clone_update(
         logits, value = net.logits_and_value(buffer.obs[mb].to(device).float())
         logp_all = masked_log_probs(logits, buffer.mask[mb].to(device))
         teacher = buffer.teacher[mb].to(device)
-        ce = -logp_all.gather(1, teacher[:, None]).mean()
+        if buffer.target is not None:
+            ce = -(buffer.target[mb].to(device).float() * logp_all).sum(-1).mean()
+        else:
+            ce = -logp_all.gather(1, teacher[:, None]).mean()
         v_loss = 0.5 * ((value - buffer.ret[mb].to(device)) ** 2).mean()
         optimizer.zero_grad()
         (ce + args.vf_coef * v_loss).backward()

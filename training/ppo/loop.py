@@ -196,12 +196,26 @@ class Trainer:
             logp = policy_log_probs(logits, torch.from_numpy(mask), self.args.temperature)
         return sample(logp).tolist()
 
-    def _teacher_actions(self, rows: list[int]) -> list[int]:
+    def _teacher_labels(self) -> TeacherLabels:
         if self.teachers is None:
             a = self.args
             self.teachers = TeacherLabels(a.game, self.config, a.teacher, a.seed, workers=a.teacher_workers,
                                           kwargs=teacher_kwargs(a))
-        return self.teachers.actions(self.tables.seat_inputs(rows))
+        return self.teachers
+
+    def _teacher_actions(self, rows: list[int]) -> list[int]:
+        return self._teacher_labels().actions(self.tables.seat_inputs(rows))
+
+    def _teacher_values(self, rows: list[int], learner: list[int]) -> list[tuple[int, list[tuple[int, float]]]]:
+        """The search teacher's label and values at each row, the network's greedy choice ``learner`` among
+        the moves it values."""
+        jobs = [(*job, (act,)) for job, act in zip(self.tables.seat_inputs(rows), learner)]
+        return self._teacher_labels().labels(jobs, values=True)
+
+    @property
+    def soft_targets(self) -> bool:
+        """Whether cloning fits improved targets (``--teacher-targets improved``) rather than the teacher's choice."""
+        return self.args.teacher_targets == "improved"
 
     def _reindex_snapshot_tables(self) -> None:
         """After the oldest snapshot was dropped, tables that played it get the next one."""
@@ -237,13 +251,15 @@ class Trainer:
             teacher_actions=self._teacher_actions,
             snapshot_act=self._snapshot_act,
             critic=self.critic_cpu,
+            teacher_values=self._teacher_values if cloning and self.soft_targets else None,
+            improve_temperature=self.args.teacher_temperature,
         )
         batch["timing"]["teacher_workers"] = self.teachers.take_worker_seconds() if self.teachers else 0.0
         return batch
 
     def clone_update(self, batch: dict[str, Any]) -> dict[str, float]:
         if self.bc is None:
-            self.bc = ReplayBuffer(self.bc_capacity(), self.obs_shape, self.num_actions)
+            self.bc = ReplayBuffer(self.bc_capacity(), self.obs_shape, self.num_actions, soft=self.soft_targets)
         stats = clone_update(self.net, self.optimizer, self.bc, batch, self.args, self.device)
         self.state.updates += 1
         self.sync_actor()

@@ -233,7 +233,7 @@ def restore(trainer: Any, defaults: dict[str, Any], changeable: frozenset[str]) 
     if restored.step < args.bc_steps:  # still cloning, or cloning for longer than the run did
         if (ckpt / "bc_buffer.safetensors").exists():
             trainer.bc = ReplayBuffer.load(ckpt / "bc_buffer.safetensors", trainer.bc_capacity(), trainer.obs_shape,
-                                           trainer.num_actions)
+                                           trainer.num_actions, soft=trainer.soft_targets)
         elif restored.step > 0 and state["args"]["bc_steps"] > 0:
             print(f"{trainer.run_dir}: cloning goes on from step {restored.step} to {args.bc_steps} with an empty "
                   f"buffer: its checkpoint keeps no cloning buffer (none is kept once a run's PPO stage begins)",
