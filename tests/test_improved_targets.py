@@ -14,7 +14,8 @@ import torch
 import agents
 import envs
 from training import ppo
-from training.ppo.cloning import ReplayBuffer, improved_targets
+from training.ppo.cloning import ReplayBuffer
+from training.ppo.targets import improved_targets
 
 torch.set_num_threads(1)
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from training.ppo.targets import improved_targets
 from training.vector_env import Tables
 
 NEG = -1e9
@@ -72,8 +73,6 @@ def collect_rollout(
     teach_buf = torch.full((T, n), -1, dtype=torch.long)
     state_buf = torch.zeros((T, n, *tables.game.state_shape)) if critic is not None else None
     soft = want_teacher and teacher_values is not None
-    if soft:
-        from training.ppo.cloning import improved_targets  # cloning builds on this module
     target_buf = torch.zeros((T, n, num_actions)) if soft else None
     rows = list(range(n))
     timing = {"env": 0.0, "learner": 0.0, "teacher": 0.0}

@@ -1,0 +1,35 @@
+"""The improved targets a network clones from a search teacher (``--teacher-targets improved``)."""
+
+from __future__ import annotations
+
+import torch
+
+
+def improved_targets(logp_prior: torch.Tensor, teacher: torch.Tensor, values: list[list[tuple[int, float]]],
+                     temperature: float) -> torch.Tensor:
+    """One target distribution per row: the prior ``exp(logp_prior)`` (the network's policy, illegal moves
+    at zero) with the mass it gives the actions in ``values`` (a search's ``(action, mean value)`` pairs)
+    shared among them in proportion to ``prior * exp(value / temperature)``; the mass on actions the search
+    did not try stays where it is. A row without values (a forced move) is the teacher's action alone.
+    ``temperature`` is in the game's return units: a move worth ``temperature`` more than another gets
+    e times its share."""
+    if not temperature > 0:
+        raise ValueError(f"the improvement temperature must be positive, got {temperature!r}")
+    prior = logp_prior.exp()
+    target = prior.clone()
+    for row, pairs in enumerate(values):
+        if not pairs:
+            target[row] = 0.0
+            target[row, int(teacher[row])] = 1.0
+            continue
+        acts = torch.tensor([a for a, _ in pairs], dtype=torch.long)
+        q = torch.tensor([v for _, v in pairs], dtype=prior.dtype)
+        p = prior[row, acts]
+        mass = float(p.sum())
+        w = p * torch.exp((q - q.max()) / temperature)
+        if mass <= 0.0 or float(w.sum()) <= 0.0:  # the network gave them nothing: the search's best alone
+            target[row, acts] = 0.0
+            target[row, acts[int(q.argmax())]] += max(mass, 1e-12)
+        else:
+            target[row, acts] = w / w.sum() * mass
+    return target / target.sum(dim=1, keepdim=True)
