@@ -105,6 +105,7 @@ class BoardConvActorCritic(nn.Module):
         hidden: int = 256,
         summary_channels: int = 4,
         first_kernel: int = 3,
+        focus_channels: list[int] | None = None,
     ) -> None:
         super().__init__()
         square_heads = [list(h) for h in (square_heads or [])]
@@ -117,6 +118,9 @@ class BoardConvActorCritic(nn.Module):
             raise ValueError("conv_layers, conv_channels, hidden and summary_channels must be positive")
         if first_kernel not in (3, 5, 7) or first_kernel > min(height, width):
             raise ValueError(f"first_kernel must be 3, 5 or 7 and fit the {height}x{width} board, got {first_kernel}")
+        focus = [int(c) for c in (focus_channels or [])]
+        if any(not 0 <= c < channels for c in focus) or len(set(focus)) != len(focus):
+            raise ValueError(f"focus_channels must be distinct board channels in [0, {channels}), got {focus_channels}")
         for first, count in square_heads:
             if count != height * width or not 0 <= first <= num_actions - count:
                 raise ValueError(
@@ -139,7 +143,24 @@ class BoardConvActorCritic(nn.Module):
         self.summary = nn.Sequential(_init(nn.Conv2d(conv_channels, summary_channels, 1)), nn.ReLU())
         self.board_fc = _init(nn.Linear(summary_channels * height * width, hidden))
         self.rest_fc = _init(nn.Linear(obs_dim - board, hidden))
-        self.trunk = nn.Sequential(nn.ReLU(), _init(nn.Linear(2 * hidden, hidden)), nn.ReLU())
+        # Focus: the board features at the square a focus channel marks (a seat's own position) and at its
+        # four neighbours (up, right, down, left; off the board reads zero), straight into the trunk. The
+        # summary above says where things are in absolute terms; a move is chosen relative to the mover,
+        # and reading "what is next to me" out of an absolute map is a hard function for an MLP.
+        self.focus = focus
+        if focus:
+            r, c = torch.arange(height * width) // width, torch.arange(height * width) % width
+            cells = [(r, c), (r - 1, c), (r, c + 1), (r + 1, c), (r, c - 1)]
+            table = []
+            for rr, cc in cells:
+                if circular:
+                    table.append((rr % height) * width + cc % width)
+                else:
+                    off = (rr < 0) | (rr >= height) | (cc < 0) | (cc >= width)
+                    table.append(torch.where(off, height * width, rr * width + cc))
+            self.register_buffer("focus_cells", torch.stack(table, dim=1), persistent=False)  # (squares, 5)
+            self.focus_fc = _init(nn.Linear(len(focus) * 5 * conv_channels, hidden))
+        self.trunk = nn.Sequential(nn.ReLU(), _init(nn.Linear((3 if focus else 2) * hidden, hidden)), nn.ReLU())
         self.value = _init(nn.Linear(hidden, 1), 1.0)
         # Square actions: board features plus a per-channel bias from the trunk, then a 1x1 conv.
         self.square_index = [(int(f), int(n)) for f, n in square_heads]
@@ -164,12 +185,28 @@ class BoardConvActorCritic(nn.Module):
             return b.reshape(-1, self.c, self.h, self.w)
         return b.reshape(-1, self.h, self.w, self.c).permute(0, 3, 1, 2)
 
+    def _focus(self, board: torch.Tensor, feats: torch.Tensor) -> torch.Tensor:
+        """``(B, len(focus) * 5 * conv_channels)``: for each focus channel, the features at its marked square
+        (the plane's largest entry; all zero when the plane marks none) and at the four neighbours."""
+        n, ch = board.shape[0], feats.shape[1]
+        flat = torch.cat([feats.flatten(2), feats.new_zeros(n, ch, 1)], dim=2)  # a zero column for "off the board"
+        out = []
+        for c in self.focus:
+            plane = board[:, c].flatten(1)
+            present, where = plane.max(dim=1)
+            cells = self.focus_cells[where]  # (B, 5)
+            got = flat.gather(2, cells[:, None, :].expand(n, ch, 5))
+            out.append(got.flatten(1) * (present > 0).to(got.dtype)[:, None])
+        return torch.cat(out, dim=1)
+
     def logits_and_value(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         obs = obs.reshape(obs.shape[0], -1)
-        feats = self.convs(self._board(obs))
-        z = self.trunk(
-            torch.cat([self.board_fc(self.summary(feats).flatten(1)), self.rest_fc(obs[:, self.board :])], dim=1)
-        )
+        board = self._board(obs)
+        feats = self.convs(board)
+        parts_in = [self.board_fc(self.summary(feats).flatten(1)), self.rest_fc(obs[:, self.board :])]
+        if self.focus:
+            parts_in.append(self.focus_fc(self._focus(board, feats)))
+        z = self.trunk(torch.cat(parts_in, dim=1))
         parts = [self.other_head(z)] if self.other_head is not None else []
         if self.square_index:
             film = self.square_film(z)[:, :, None, None]
@@ -236,6 +273,20 @@ class TableActorCritic(nn.Module):
         self.row_weights = _init(nn.Linear(entity, len(row_actions)), 0.01) if row_actions else None
         self.block_weights = _init(nn.Linear(hidden, len(action_blocks)), 0.01) if action_blocks else None
 
+    def _focus(self, board: torch.Tensor, feats: torch.Tensor) -> torch.Tensor:
+        """``(B, len(focus) * 5 * conv_channels)``: for each focus channel, the features at its marked square
+        (the plane's largest entry; all zero when the plane marks none) and at the four neighbours."""
+        n, ch = board.shape[0], feats.shape[1]
+        flat = torch.cat([feats.flatten(2), feats.new_zeros(n, ch, 1)], dim=2)  # a zero column for "off the board"
+        out = []
+        for c in self.focus:
+            plane = board[:, c].flatten(1)
+            present, where = plane.max(dim=1)
+            cells = self.focus_cells[where]  # (B, 5)
+            got = flat.gather(2, cells[:, None, :].expand(n, ch, 5))
+            out.append(got.flatten(1) * (present > 0).to(got.dtype)[:, None])
+        return torch.cat(out, dim=1)
+
     def logits_and_value(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         obs = obs.reshape(obs.shape[0], -1)
         table = obs[:, self.offset : self.end].reshape(obs.shape[0], self.rows, self.row_len)
@@ -283,13 +334,17 @@ def default_arch(game: Any, kind: str = "auto", **overrides: Any) -> tuple[str, 
     ``kind`` is "auto", "board_conv", "mlp_ac" or "table_entity" (never chosen by "auto"); ``overrides``
     replace keyword arguments (``conv_channels``, ``conv_layers``, ``hidden``, ``summary_channels``,
     ``first_kernel`` for the conv net; ``hidden`` list for the MLP; ``hidden`` for the table net, whose
-    row encoder is a quarter as wide).
+    row encoder is a quarter as wide). ``focus=True`` gives the conv net the board channels the game's
+    layout declares as ``focus_channels`` (squares a seat's moves are relative to); a game that declares
+    none raises ``ValueError``.
     """
     if kind not in ("auto", "board_conv", "mlp_ac", "table_entity"):
         raise ValueError(f"network kind must be 'auto', 'board_conv', 'mlp_ac' or 'table_entity', got {kind!r}")
     layout = game.board_layout
     obs_dim = int(math.prod(game.observation_shape))
     num_actions = int(game.num_actions)
+    if overrides.get("focus") and kind not in ("auto", "board_conv"):
+        raise ValueError(f"focus is a board_conv setting; the {kind} network has none")
     if kind == "table_entity":
         table = getattr(game, "table_layout", None)
         if table is None:
@@ -306,11 +361,19 @@ def default_arch(game: Any, kind: str = "auto", **overrides: Any) -> tuple[str, 
     if kind == "board_conv" and layout is None:
         raise ValueError(f"{game.name} declares no board layout, so it has no board_conv network; use mlp_ac")
     if kind == "mlp_ac" or (kind == "auto" and layout is None):
+        if overrides.get("focus"):
+            raise ValueError(f"focus is a board_conv setting, and {game.name} gets an mlp_ac network (no board_layout)")
         hidden = overrides.get("hidden", [256, 256])
         if isinstance(hidden, int):
             hidden = [hidden, hidden]
         return "mlp_ac", {"obs_dim": obs_dim, "num_actions": num_actions, "hidden": list(hidden)}
     kwargs = {"obs_dim": obs_dim, "num_actions": num_actions, **layout}
+    declared = kwargs.pop("focus_channels", None)
+    if overrides.get("focus"):
+        if not declared:
+            raise ValueError(f"{game.name} declares no focus_channels in its board_layout, so a focus has no square "
+                             "to read; leave focus off")
+        kwargs["focus_channels"] = [int(c) for c in declared]
     kwargs["square_heads"] = [list(h) for h in kwargs["square_heads"]]
     kwargs.update({"conv_channels": 32, "conv_layers": 2, "hidden": 256, "summary_channels": 4})
     if overrides.get("first_kernel") not in (None, 3):

@@ -108,8 +108,26 @@ def test_declared_board_layout_fits_the_observation_and_actions(name, family, co
     if layout is None:
         pytest.skip(f"{name} declares no board_layout (no grid of squares in its observation for a "
                     "convolutional network), so there is nothing to check")
-    assert set(layout) == {"channels", "height", "width", "layout", "circular", "square_heads"}
+    assert set(layout) - {"focus_channels"} == {"channels", "height", "width", "layout", "circular", "square_heads"}
     board = layout["channels"] * layout["height"] * layout["width"]
+    # a focus channel marks at most one square in every observation (the network reads the features there)
+    focus = layout.get("focus_channels", [])
+    assert len(set(focus)) == len(focus) and all(0 <= c < layout["channels"] for c in focus)
+    marked = set()
+    if focus:
+        state = game.new_initial_state(3)
+        for _ in range(40):
+            if state.is_terminal():
+                break
+            obs = np.asarray(game.observe(state, state.current_player()), dtype=np.float32).reshape(-1)[:board]
+            planes = obs.reshape(layout["height"] * layout["width"], layout["channels"]) if layout["layout"] == "squares" \
+                else obs.reshape(layout["channels"], -1).T
+            for c in focus:
+                assert set(np.unique(planes[:, c])) <= {0.0, 1.0} and planes[:, c].sum() <= 1
+                if planes[:, c].sum() == 1:
+                    marked.add(c)
+            state.apply_action(int(np.flatnonzero(state.legal_mask())[0]))
+        assert marked == set(focus), f"focus channels {sorted(set(focus) - marked)} never mark a square"
     assert 0 < board < int(np.prod(game.observation_shape)) and layout["layout"] in ("planes", "squares")
     for first, count in layout["square_heads"]:
         assert count == layout["height"] * layout["width"] and 0 <= first <= game.num_actions - count

@@ -74,6 +74,7 @@ def tiny_run(tmp_path: pathlib.Path, game: str, *extra: str, steps: int = 192) -
         ),
         ("sequence_v0", ["--config", '{"players_per_team": 2}', "--opponents", "random-v0", "self", "--teacher", ""]),
         ("pans_trial_v0", ["--opponents", "random-v0", "self", "--teacher", ""]),
+        ("pans_trial_v0", ["--focus", "--opponents", "random-v0", "--teacher", ""]),
         ("dojo_v0", ["--opponents", "random-v0", "--teacher", ""]),
         ("wizard_arena_v0", ["--opponents", "random-v0", "--teacher", ""]),
         ("wizard_arena_v0", ["--config", '{"observation_version": 3}', "--net", "table_entity", "--hidden", "32",
@@ -699,6 +700,8 @@ def test_help_documents_every_option(capsys):
         (["--config", "[1]"], "JSON object"),
         (["--opponents", "random-v0", "--opponent-weights", "1", "2"], "one non-negative weight"),
         (["--temperature", "0"], "must lie in [0.05, 20]"),
+        (["--game", "dojo_v0", "--focus"], "--focus: dojo_v0 declares no focus_channels"),
+        (["--game", "pans_trial_v0", "--focus", "--net", "mlp_ac"], "--focus: focus is a board_conv setting"),
         (["--game", "pans_trial_v0", "--backend", "numpy"], "--backend 'numpy' is not available for pans_trial_v0"),
     ],
 )
@@ -910,6 +913,8 @@ def test_init_policy_from_a_shipped_id_loads_its_weights(tmp_path):
         (["--game", "pans_trial_v0", "--init-policy", "pans_trial_v0/ppo-v3"],
          "conv_channels 32 (these flags: 16), hidden 256 (these flags: 128); its run used --net auto "
          "--conv-channels 32 --conv-layers 2 --first-kernel 3 --hidden 256"),
+        (["--game", "pans_trial_v0", "--init-policy", "pans_trial_v0/ppo-v3", "--conv-channels", "32", "--hidden", "256",
+          "--focus"], "focus_channels None (these flags: [10, 11])"),
         (["--game", "pans_trial_v0", "--init-policy", "sequence_v0/ppo-v4"], "policy for 'sequence_v0', not 'pans_trial_v0'"),
         (["--game", "sequence_v0", "--config", '{"players_per_team": 2}', "--init-policy", "sequence_v0/ppo-v4"],
          "'players_per_team': 1"),

@@ -147,6 +147,8 @@ class PansTrialGame(Game):
         "channels": NB, "height": R.SIZE, "width": R.SIZE, "layout": "squares", "circular": True,
         "square_heads": [[R.A_TARGET, R.NUM_SQUARES], [R.A_PLACE, R.NUM_SQUARES],
                          [R.A_PLACE + R.NUM_SQUARES, R.NUM_SQUARES]],
+        # the planes marking the seat's own square and the opponent's (a network's optional focus)
+        "focus_channels": [10, 11],
     }
     config_families = {
         "default": {},

@@ -70,6 +70,9 @@ class Args(StepSettings):
     """board_conv: number of convolutions"""
     first_kernel: int = 3
     """board_conv: kernel size of the first convolution (3, 5 or 7; the others are 3x3)"""
+    focus: bool = False
+    """board_conv: also feed the trunk the board features at the squares the game declares as focus (Pan's Trial:
+    the seat's own and the opponent's) and at their four neighbours, so moves relative to them are easy to learn"""
     hidden: int = 128
     """width of the hidden layers (board_conv trunk; mlp_ac uses two layers of this width; table_entity trunk,
     its row encoder a quarter as wide)"""
@@ -126,7 +129,7 @@ class Args(StepSettings):
 TEACHER_TARGETS = ("choice", "improved")
 
 #: The arguments that shape the network (an --init-policy must have been trained with the same).
-NET_ARGS = ("net", "conv_channels", "conv_layers", "first_kernel", "hidden")
+NET_ARGS = ("net", "conv_channels", "conv_layers", "first_kernel", "hidden", "focus")
 
 #: Arguments a resumed run may change (everything else — game, network, seeds, teacher — is fixed).
 #: The cloning schedule may change: ``--bc-steps`` below the run's step ends cloning there and PPO
@@ -242,6 +245,11 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
              "python or auto")
     if args.net not in ("auto", "board_conv", "mlp_ac", "table_entity"):
         fail(f"--net must be auto, board_conv, mlp_ac or table_entity, got {args.net!r}")
+    if args.focus and not args.evaluate:
+        try:
+            arch_of(args, envs.make_game(args.game, **json.loads(args.config)))
+        except ValueError as exc:
+            fail(f"--focus: {exc}")
     if args.init_policy and not args.resume:
         try:
             load_init_policy(args)
@@ -284,7 +292,14 @@ def check_search_teacher(args: Args, fail: Callable[[str], Any]) -> None:
 
 def arch_of(args: Args, game: Any) -> tuple[str, dict[str, Any]]:
     return default_arch(game, args.net, conv_channels=args.conv_channels, conv_layers=args.conv_layers,
-                        hidden=args.hidden, first_kernel=args.first_kernel)
+                        hidden=args.hidden, first_kernel=args.first_kernel, focus=args.focus)
+
+
+def _flag(key: str, value: Any) -> str:
+    name = "--" + key.replace("_", "-")
+    if isinstance(value, bool):
+        return name if value else "--no-" + name[2:]
+    return f"{name} {value}"
 
 
 def load_init_policy(args: Args) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -300,7 +315,7 @@ def load_init_policy(args: Args) -> tuple[dict[str, torch.Tensor], dict[str, Any
     arch, arch_kwargs = arch_of(args, game)
     if (arch, arch_kwargs) != (spec["arch"], spec["arch_kwargs"]):
         saved = spec["meta"].get("args") if isinstance(spec["meta"].get("args"), dict) else {}
-        flags = " ".join(f"--{k.replace('_', '-')} {saved[k]}" for k in NET_ARGS if k in saved)
+        flags = " ".join(_flag(k, saved[k]) for k in NET_ARGS if k in saved)
         theirs_kw, ours_kw = spec["arch_kwargs"], arch_kwargs
         if spec["arch"] != arch:
             differ = f"it is {spec['arch']}, these flags build {arch}"
