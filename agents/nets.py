@@ -12,6 +12,9 @@ Three architectures, listed in ``BUILDERS`` (which :mod:`agents.architectures` s
   vector. The two meet in a trunk vector that gives the non-square logits and the value; actions
   that are squares (Sequence ``place/wild/remove s``, Pan's Trial ballista and placement holes) get
   per-square logits from a 1×1 convolution over the board features, conditioned on the trunk.
+  With ``focus_channels`` (``training.ppo --focus``; the game's ``board_layout`` names them) the trunk
+  also reads the board features at the square each of those planes marks and at its four neighbours,
+  for moves that are steps relative to a piece (Pan's Trial's "move up/right/down/left").
 * ``"mlp_ac"`` — a plain MLP (fallback for games whose board is not worth a convolution).
 * ``"table_entity"`` — one shared encoder over every row of a table of like entities (Wizard
   Arena's bots table, ``Game.table_layout``), pooled, plus an MLP over the rest; rows whose values

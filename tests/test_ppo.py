@@ -758,11 +758,15 @@ def test_evaluate_a_run_folder_seeded_with_seats_rotated(tmp_path):
     validate_report(report)
     assert result["games_by_side"] == [3, 3]  # game g puts the learner on side g % 2
     assert sum(result["wins_by_side"]) == result["wins"]
-    assert (run / "policy" / "eval-6-seed1000000.json").exists()
+    first = run / "policy" / "eval-6-seed1000000-random-v0.json"
+    assert first.exists()
     assert ppo.main(argv)["results"] == report["results"]  # same seeds, same games, same outcome
     # The game comes from the policy, so its own opponents are accepted without --game.
-    other = ppo.main(["--evaluate", str(run / "policy"), "--eval-games", "2", "--eval-opponents", "experienced-v1"])
-    assert other["game"] == "pans_trial_v0" and other["results"]["experienced-v1"]["games"] == 2
+    other = ppo.main(["--evaluate", str(run / "policy"), "--eval-games", "6", "--eval-opponents", "experienced-v1"])
+    assert other["game"] == "pans_trial_v0" and other["results"]["experienced-v1"]["games"] == 6
+    # ... and its report sits beside the first one, which it does not replace
+    assert (run / "policy" / "eval-6-seed1000000-experienced-v1.json").exists()
+    assert json.loads(first.read_text())["results"] == report["results"]
 
 
 def test_evaluate_a_checkpoint_id_writes_its_report_outside_the_checkpoint_folder(tmp_path, monkeypatch):
@@ -773,7 +777,7 @@ def test_evaluate_a_checkpoint_id_writes_its_report_outside_the_checkpoint_folde
     monkeypatch.chdir(tmp_path)
     report = ppo.main(["--evaluate", "pans_trial_v0/ppo-v3", "--eval-games", "2", "--eval-opponents", "random-v0"])
     assert report["game"] == "pans_trial_v0" and report["results"]["random-v0"]["games"] == 2
-    written = tmp_path / "runs" / "ppo-evaluate" / "pans_trial_v0" / "ppo-v3" / "eval-2-seed1000000.json"
+    written = tmp_path / "runs" / "ppo-evaluate" / "pans_trial_v0" / "ppo-v3" / "eval-2-seed1000000-random-v0.json"
     assert pathlib.Path(report["written_to"]).resolve() == written.resolve() and written.is_file()
     assert sorted(p.name for p in shipped.iterdir()) == before
 

@@ -153,8 +153,9 @@ def evaluate_folder(folder: pathlib.Path | str, args: Any) -> dict[str, Any]:
     """``python -m training.ppo --evaluate``: the policy of a run folder (its ``policy/``), a policy
     folder or a checkpoint id against ``args.eval_opponents``, with ``args.eval_games`` games from
     ``args.eval_seed`` (``args``: :class:`training.ppo.Args`, written into the report). The report
-    goes beside the policy as ``eval-<games>-seed<seed>.json``, or under ``runs/ppo-evaluate/`` for a
-    shipped checkpoint (the package's data is never written to); its ``written_to`` says where."""
+    goes beside the policy as ``eval-<games>-seed<seed>-<opponents>.json`` (the opponents joined by ``+``,
+    so an evaluation against other opponents never replaces this one), or under ``runs/ppo-evaluate/`` for
+    a shipped checkpoint (the package's data is never written to); its ``written_to`` says where."""
     policy = policy_folder(folder)
     module, spec = load_policy(policy)
     config = spec["config"]
@@ -178,7 +179,7 @@ def evaluate_folder(folder: pathlib.Path | str, args: Any) -> dict[str, Any]:
         seed=args.eval_seed,
         batch=min(args.num_envs, args.eval_games),
         max_actions=args.max_actions or game.default_max_cycles * game.num_players,
-        name=f"eval-{args.eval_games}-seed{args.eval_seed}.json",
+        name=f"eval-{args.eval_games}-seed{args.eval_seed}-{'+'.join(args.eval_opponents)}.json",
         policy=policy,
     )
     return report
