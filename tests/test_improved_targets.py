@@ -226,3 +226,39 @@ def test_improved_targets_need_a_search_teacher_and_a_positive_temperature(argv,
     with pytest.raises(SystemExit):
         ppo.parse_args(["--game", "dojo_v0", *argv])
     assert needle in capsys.readouterr().err
+
+
+def test_the_ppo_stage_teacher_term_fits_the_soft_targets(tmp_path):
+    """After cloning, ``--kl-coef`` pulls toward the same improved targets, not the search's single choice."""
+    from training.ppo.algo import ppo_update
+
+    run = tmp_path / "run"
+    argv = ["--game", "dojo_v0", "--run-dir", str(run), "--hidden", "32", "--teacher", "search-v1",
+            "--teacher-search", "simulations=1", "max_candidates=3", "--teacher-targets", "improved",
+            "--teacher-temperature", "0.01", "--bc-steps", "0", "--kl-coef", "0.5", "--total-timesteps", "16",
+            "--num-envs", "2", "--num-steps", "8", "--num-minibatches", "1", "--update-epochs", "1",
+            "--opponents", "random-v0", "--eval-every", "0", "--eval-games", "2", "--eval-opponents", "random-v0",
+            "--checkpoint-every", "8", "--max-actions", "300", "--no-progress"]
+    trainer = ppo.Trainer(ppo.parse_args(argv))
+    try:
+        assert not trainer.cloning and trainer.kl_weight() == 0.5
+        batch = trainer.collect()
+        assert not batch["cloning"] and "target" in batch
+        target, mask, teacher = batch["target"], batch["mask"], batch["teacher"]
+        assert bool((teacher >= 0).all())
+        assert torch.allclose(target.sum(1), torch.ones(len(target)), atol=1e-5)
+        assert float(target.masked_fill(mask, 0.0).abs().sum()) == 0.0
+        torch.manual_seed(0)
+        with torch.no_grad():  # a network far from uniform, so the soft and the one-hot losses differ
+            for p in trainer.net.parameters():
+                p.normal_(0.0, 0.5)
+            logits, _ = trainer.net.logits_and_value(batch["obs"])
+            soft = float(-(target * ppo.masked_log_probs(logits, mask)).sum(1).mean())
+            hard = float(-ppo.masked_log_probs(logits, mask).gather(1, teacher[:, None]).mean())
+        # one minibatch, one epoch: the term is reported from before the only optimizer step
+        stats = ppo_update(trainer.net, trainer.optimizer, batch, trainer.args, trainer.kl_weight())
+        assert stats["teacher_ce"] == pytest.approx(soft, rel=1e-4)
+        assert abs(soft - hard) > 1e-2
+    finally:
+        if trainer.teachers is not None:
+            trainer.teachers.close()

@@ -163,7 +163,8 @@ def ppo_update(
     device: torch.device | str = "cpu", critic: torch.nn.Module | None = None,
 ) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over the rollout in minibatches, plus the
-    cross-entropy toward the teacher's labels weighted ``kl_weight``, with ``net`` and ``optimizer`` on
+    cross-entropy toward the teacher's labels (its soft targets where the batch has them, ``"target"``)
+    weighted ``kl_weight``, with ``net`` and ``optimizer`` on
     ``device`` (the rollout is moved there once); returns the mean losses. With a ``critic`` (on
     ``device``, its parameters in ``optimizer``) the value loss trains it on the batch's observations and
     ``"state"``, and the network's own value head still learns the same returns from the seat's
@@ -198,7 +199,12 @@ def ppo_update(
             # would undo the temperature (a cross-entropy to a teacher the network cannot match
             # exactly flattens the distribution it is computed on).
             raw = logp_all if a.temperature == 1.0 else masked_log_probs(logits, batch["mask"][mb])
-            ce = -raw[has_t].gather(1, teacher[has_t][:, None]).mean() if has_t.any() else logits.new_zeros(())
+            if not has_t.any():
+                ce = logits.new_zeros(())
+            elif "target" in batch:  # --teacher-targets improved: the same soft targets cloning fits
+                ce = -(batch["target"][mb][has_t] * raw[has_t]).sum(-1).mean()
+            else:
+                ce = -raw[has_t].gather(1, teacher[has_t][:, None]).mean()
             ratio = (newlogp - batch["logp"][mb]).exp()
             adv = batch["adv"][mb]
             if a.norm_adv:

@@ -251,7 +251,8 @@ class Trainer:
             teacher_actions=self._teacher_actions,
             snapshot_act=self._snapshot_act,
             critic=self.critic_cpu,
-            teacher_values=self._teacher_values if cloning and self.soft_targets else None,
+            # a soft-target run keeps fitting its improved targets in the PPO stage's teacher term (--kl-coef)
+            teacher_values=self._teacher_values if self.soft_targets else None,
             improve_temperature=self.args.teacher_temperature,
         )
         batch["timing"]["teacher_workers"] = self.teachers.take_worker_seconds() if self.teachers else 0.0
