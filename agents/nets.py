@@ -276,20 +276,6 @@ class TableActorCritic(nn.Module):
         self.row_weights = _init(nn.Linear(entity, len(row_actions)), 0.01) if row_actions else None
         self.block_weights = _init(nn.Linear(hidden, len(action_blocks)), 0.01) if action_blocks else None
 
-    def _focus(self, board: torch.Tensor, feats: torch.Tensor) -> torch.Tensor:
-        """``(B, len(focus) * 5 * conv_channels)``: for each focus channel, the features at its marked square
-        (the plane's largest entry; all zero when the plane marks none) and at the four neighbours."""
-        n, ch = board.shape[0], feats.shape[1]
-        flat = torch.cat([feats.flatten(2), feats.new_zeros(n, ch, 1)], dim=2)  # a zero column for "off the board"
-        out = []
-        for c in self.focus:
-            plane = board[:, c].flatten(1)
-            present, where = plane.max(dim=1)
-            cells = self.focus_cells[where]  # (B, 5)
-            got = flat.gather(2, cells[:, None, :].expand(n, ch, 5))
-            out.append(got.flatten(1) * (present > 0).to(got.dtype)[:, None])
-        return torch.cat(out, dim=1)
-
     def logits_and_value(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         obs = obs.reshape(obs.shape[0], -1)
         table = obs[:, self.offset : self.end].reshape(obs.shape[0], self.rows, self.row_len)

@@ -146,14 +146,18 @@ def test_a_soft_buffer_keeps_its_targets_through_a_save_and_refuses_damaged_ones
             ReplayBuffer.load(tmp_path / "bad.safetensors", 8, (3,), 4, soft=True)
 
 
-def test_a_run_clones_improved_targets_and_resumes_with_them(tmp_path: pathlib.Path):
-    run = tmp_path / "run"
-    argv = ["--game", "dojo_v0", "--run-dir", str(run), "--hidden", "32", "--teacher", "search-v1",
+def soft_run_argv(run: pathlib.Path, *schedule: str) -> list[str]:
+    """A tiny Dojo run whose teacher is a one-simulation search fitted by improved targets."""
+    return ["--game", "dojo_v0", "--run-dir", str(run), "--hidden", "32", "--teacher", "search-v1",
             "--teacher-search", "simulations=1", "max_candidates=3", "--teacher-targets", "improved",
-            "--teacher-temperature", "0.01", "--bc-learner-share", "1.0", "--bc-steps", "16", "--total-timesteps", "16",
-            "--num-envs", "2", "--num-steps", "8", "--num-minibatches", "2", "--bc-batches", "2",
-            "--bc-minibatch-size", "8", "--opponents", "random-v0", "--eval-every", "0", "--eval-games", "2",
-            "--eval-opponents", "random-v0", "--checkpoint-every", "8", "--max-actions", "300", "--no-progress"]
+            "--teacher-temperature", "0.01", *schedule, "--num-envs", "2", "--num-steps", "8",
+            "--opponents", "random-v0", "--eval-every", "0", "--eval-games", "2", "--eval-opponents", "random-v0",
+            "--checkpoint-every", "8", "--max-actions", "300", "--no-progress"]
+
+
+def test_a_run_clones_improved_targets_and_resumes_with_them(tmp_path: pathlib.Path):
+    argv = soft_run_argv(tmp_path / "run", "--bc-learner-share", "1.0", "--bc-steps", "16", "--total-timesteps", "16",
+                         "--num-minibatches", "2", "--bc-batches", "2", "--bc-minibatch-size", "8")
     trainer = ppo.Trainer(ppo.parse_args(argv))
     try:
         batch = trainer.collect()
@@ -232,13 +236,8 @@ def test_the_ppo_stage_teacher_term_fits_the_soft_targets(tmp_path):
     """After cloning, ``--kl-coef`` pulls toward the same improved targets, not the search's single choice."""
     from training.ppo.algo import ppo_update
 
-    run = tmp_path / "run"
-    argv = ["--game", "dojo_v0", "--run-dir", str(run), "--hidden", "32", "--teacher", "search-v1",
-            "--teacher-search", "simulations=1", "max_candidates=3", "--teacher-targets", "improved",
-            "--teacher-temperature", "0.01", "--bc-steps", "0", "--kl-coef", "0.5", "--total-timesteps", "16",
-            "--num-envs", "2", "--num-steps", "8", "--num-minibatches", "1", "--update-epochs", "1",
-            "--opponents", "random-v0", "--eval-every", "0", "--eval-games", "2", "--eval-opponents", "random-v0",
-            "--checkpoint-every", "8", "--max-actions", "300", "--no-progress"]
+    argv = soft_run_argv(tmp_path / "run", "--bc-steps", "0", "--kl-coef", "0.5", "--total-timesteps", "16",
+                         "--num-minibatches", "1", "--update-epochs", "1")
     trainer = ppo.Trainer(ppo.parse_args(argv))
     try:
         assert not trainer.cloning and trainer.kl_weight() == 0.5
