@@ -76,7 +76,7 @@ def test_default_arch_adds_the_declared_focus_only_when_asked():
     assert "focus_channels" not in default_arch(game)[1]  # the shipped networks' architecture is unchanged
     assert default_arch(game, focus=True)[1]["focus_channels"] == game.board_layout["focus_channels"] == [10, 11]
     with pytest.raises(ValueError, match="declares no focus_channels"):
-        default_arch(envs.make_game("dojo_v0"), focus=True)
+        default_arch(envs.make_game("sequence_v0"), focus=True)
     with pytest.raises(ValueError, match="board_conv setting"):
         default_arch(game, "mlp_ac", focus=True)
 
@@ -95,6 +95,25 @@ def test_the_focus_channels_mark_the_seats_own_square_and_the_opponents():
         assert np.flatnonzero(planes[:, own]).tolist() == [state.pos[seat]]
         assert np.flatnonzero(planes[:, theirs]).tolist() == [state.pos[1 - seat]]
         state.apply_action(int(np.flatnonzero(state.legal_mask())[-1]))
+
+
+def test_the_dojo_focus_channel_marks_the_observers_own_pawn():
+    game = envs.make_game("dojo_v0", num_players=4)
+    state = game.new_initial_state(3)
+    (own,) = game.board_layout["focus_channels"]
+    squares = game.board_layout["height"] * game.board_layout["width"]
+    rng = np.random.default_rng(0)
+    seen = 0
+    for _ in range(300):
+        if state.is_terminal():
+            break
+        for observer in range(4):
+            plane = np.asarray(game.observe(state, observer), dtype=np.float32)[own * squares : (own + 1) * squares]
+            expected = [state.pos[observer]] if state.pos[observer] >= 0 else []
+            assert np.flatnonzero(plane).tolist() == expected
+            seen += bool(expected)
+        state.apply_action(int(rng.choice(np.flatnonzero(state.legal_mask()))))
+    assert seen > 100  # pawns were on the board for most of the positions checked
 
 
 def test_a_focused_network_saves_and_loads_to_the_same_logits(tmp_path):

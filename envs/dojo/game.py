@@ -76,7 +76,10 @@ class DojoGame(Game):
     version = 0
     reward_range = (-1.0, 1.0)
     default_max_cycles = 1000
-    board_layout = {"channels": PLANES, "height": SIZE, "width": SIZE, "layout": "planes", "circular": False, "square_heads": []}
+    board_layout = {"channels": PLANES, "height": SIZE, "width": SIZE, "layout": "planes", "circular": False, "square_heads": [],
+                    # the seat's own pawn plane (the pawn planes come in the observer's seat order): a network's
+                    # optional focus, since every step is taken from that square
+                    "focus_channels": [STATIC_PLANES]}
     config_families = {
         "2p": {"num_players": 2},
         "4p": {"num_players": 4},
