@@ -348,7 +348,7 @@ def test_quick_league_plays_the_newest_checkpoints_and_says_which_it_left_out(tm
         assert agent_id not in played and agent_id in summary["left_out"]
     assert "searches at play time" in summary["left_out"]["pans_trial_v0/ppo-search-v6"]
     assert "pans_trial_v0/experienced-v1" in played and "pans_trial_v0/experienced-v2" in played
-    assert "pans_trial_v0/ppo-v3" in played
+    assert "pans_trial_v0/ppo-v4" in played and "pans_trial_v0/ppo-v3" not in played  # superseded by v4
     out = " ".join(capsys.readouterr().out.split())
     assert "newest version of each checkpoint" in out and "before any lineup finished" in out
     assert "leaves out the agents that search at play time" in out

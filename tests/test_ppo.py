@@ -700,7 +700,7 @@ def test_help_documents_every_option(capsys):
         (["--config", "[1]"], "JSON object"),
         (["--opponents", "random-v0", "--opponent-weights", "1", "2"], "one non-negative weight"),
         (["--temperature", "0"], "must lie in [0.05, 20]"),
-        (["--game", "dojo_v0", "--focus"], "--focus: dojo_v0 declares no focus_channels"),
+        (["--game", "sequence_v0", "--focus"], "--focus: sequence_v0 declares no focus_channels"),
         (["--game", "pans_trial_v0", "--focus", "--net", "mlp_ac"], "--focus: focus is a board_conv setting"),
         (["--game", "pans_trial_v0", "--backend", "numpy"], "--backend 'numpy' is not available for pans_trial_v0"),
     ],
