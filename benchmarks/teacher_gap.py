@@ -24,27 +24,21 @@ import json
 import pathlib
 import sys
 from collections import defaultdict
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import agents
 import envs
 from agents.base import Agent
+from agents.rollout_search import agent_factory
 from envs.core.config import parse_key_values
 from envs.provenance import provenance
 
 COUNTS = ("decisions", "net_is_teacher", "teacher_self", "net_is_search", "search_self", "teacher_is_search")
 
 
-def _id(game_name: str, spec: str) -> str:
-    return spec if "/" in spec and not pathlib.Path(spec).exists() else f"{game_name}/{spec}"
-
-
-def _make(game_name: str, spec: str, seed: int, **kwargs: Any) -> Agent:
-    if pathlib.Path(spec).is_dir():
-        from agents.policy_agent import PolicyAgent
-
-        return PolicyAgent(game_name, seed=seed, path=spec)
-    return agents.make(_id(game_name, spec), seed=seed, **kwargs)
+def _name(game_name: str, spec: str) -> str:
+    """How the report names an agent: its full id, or the policy folder as given."""
+    return spec if "/" in spec or pathlib.Path(spec).is_dir() else f"{game_name}/{spec}"
 
 
 class Probe(Agent):
@@ -52,15 +46,12 @@ class Probe(Agent):
 
     reads_view = True
 
-    def __init__(self, game_name: str, args: argparse.Namespace, settings: dict[str, Any], seed: int,
+    def __init__(self, game_name: str, makers: dict[str, Callable[[int], Agent]], seed: int,
                  rows: list[dict[str, Any]]) -> None:
         super().__init__(game_name, seed=seed)
-        self.net = _make(game_name, args.network, seed)
-        self.teachers = [_make(game_name, args.teacher, seed + 1 + i) for i in range(2)]
-        search = {"search": settings} if settings else {}
-        self.searches = [_make(game_name, args.search, seed + 3 + i, **search) for i in range(2)]
-        if not hasattr(self.searches[0], "search_values"):
-            raise SystemExit(f"--search {args.search!r} is not a rollout search agent (it has no search_values)")
+        self.net = makers["network"](seed)
+        self.teachers = [makers["teacher"](seed + 1 + i) for i in range(2)]
+        self.searches = [makers["search"](seed + 3 + i) for i in range(2)]
         self.rows = rows
 
     def reset(self, seat: int, game: Any) -> None:
@@ -129,20 +120,29 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.games < 1:
         parser.error(f"--games must be at least 1, got {args.games}")
     settings = parse_key_values(args.search_setting, "--search-setting")
+    search = {"search": settings} if settings else {}
+    try:  # an id or a policy folder; a network is loaded once and shared by the agents made from it
+        makers = {role: agent_factory(game_name, getattr(args, role), role)
+                  for role in ("network", "teacher", "opponent")}
+    except ValueError as exc:
+        parser.error(str(exc))
+    makers["search"] = lambda seed: agents.make(_name(game_name, args.search), seed=seed, **search)
+    if not hasattr(makers["search"](0), "search_values"):
+        raise SystemExit(f"--search {args.search!r} is not a rollout search agent (it has no search_values)")
     game = envs.make_game(game_name)
     rows: list[dict[str, Any]] = []
     wins = 0
     for index in range(args.games):
         seat = index % game.num_players
-        probe = Probe(game_name, args, settings, 7919 * index, rows)
-        seats = [_make(game_name, args.opponent, 104729 * index + p) for p in range(game.num_players)]
+        probe = Probe(game_name, makers, 7919 * index, rows)
+        seats = [makers["opponent"](104729 * index + p) for p in range(game.num_players)]
         seats[seat] = probe
         record = agents.play_game(game_name, seats, seed=args.seed + index)
         wins += record.returns[seat] == max(record.returns) and record.returns.count(max(record.returns)) == 1
         print(f"game {index + 1}/{args.games}: seat {seat}, {len(rows)} decisions so far", file=sys.stderr, flush=True)
-    report = {"network": args.network, "game": game_name, "teacher": _id(game_name, args.teacher),
-              "search": _id(game_name, args.search), "search_settings": settings,
-              "opponent": _id(game_name, args.opponent), "games": args.games, "seed": args.seed,
+    report = {"network": args.network, "game": game_name, "teacher": _name(game_name, args.teacher),
+              "search": _name(game_name, args.search), "search_settings": settings,
+              "opponent": _name(game_name, args.opponent), "games": args.games, "seed": args.seed,
               "network_first_places": int(wins), "by_kind": summarise(rows), "provenance": provenance(game_name)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")
