@@ -398,6 +398,34 @@ def test_a_run_that_ends_with_its_cloning_keeps_the_buffer_for_a_longer_cloning(
     assert trainer.bc.size > 128  # the new decisions join the old ones
 
 
+def test_a_cloning_run_resumes_with_another_teacher_and_a_smaller_buffer(tmp_path, capsys):
+    """Expert iteration from a run that cloned a heuristic: the resume swaps the teacher, keeps the newest
+    of the old labels and records the change; a teacher the game lacks, or a new target kind, is refused."""
+    from safetensors.torch import load_file
+
+    run = tiny_run(tmp_path, "sequence_v0", "--opponents", "random-v0", "--bc-steps", "128", steps=128)
+    saved = load_file(str(run / "checkpoint" / "bc_buffer.safetensors"))
+    resumed = ["--resume", str(run), "--teacher", "random-v0", "--bc-buffer", "100", "--bc-learner-share", "0",
+               "--bc-steps", "192", "--total-timesteps", "192", "--no-progress"]
+    trainer = ppo.Trainer(ppo.parse_args(resumed))
+    assert trainer.args.teacher == "random-v0"
+    assert torch.equal(trainer.bc.in_order()["teacher"], saved["teacher"][-100:])  # the newest old labels
+    last = trainer.state.resumes[-1]  # the run's history says which teacher labelled from where
+    assert last["step"] == 128
+    assert last["changed"]["teacher"] == ["heuristic-v1", "random-v0"] and last["changed"]["bc_buffer"] == [65536, 100]
+    batch = trainer.collect()
+    assert trainer.teachers.local.agent_id == "sequence_v0/random-v0"
+    assert torch.equal(batch["action"], batch["teacher"])  # share 0: the new teacher plays every decision
+    trainer.update(batch)
+    assert trainer.bc.size == 100 and torch.equal(trainer.bc.in_order()["teacher"][-64:], batch["teacher"])
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--resume", str(run), "--teacher", "search-v1"])  # Sequence ships no search-v1
+    assert "unknown agent kind 'search-v1'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--resume", str(run), "--teacher-targets", "improved"])
+    assert "cannot be changed: ['teacher_targets']" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("share", [0.0, 1.0])
 def test_dagger_share_decides_who_plays_while_the_teacher_labels_every_decision(tmp_path, share):
     args = ppo.parse_args(

@@ -37,7 +37,9 @@ happens in one place (``main``), the loop collects a rollout then updates.
   (games in progress are not saved: the resumed run deals new games; the cloning buffer is, as
   ``bc_buffer.safetensors``, while cloning is still to run); it may
   change the settings in :data:`RESUME_CHANGEABLE` (budget, evaluation, league, update and learning rates,
-  teacher workers), nothing else.
+  the teacher, its workers and the cloning buffer's size), nothing else. A new teacher's labels join
+  the old one's in the buffer and replace them as it fills (expert iteration from a run that cloned a
+  heuristic); what changed, and from which step, is kept in the run's history of resumes.
 * **Starting from a saved policy.** ``--init-policy`` starts a new run (its own folder, step 0, a
   fresh optimizer) from the weights of a shipped checkpoint id, a policy folder or another run's
   policy, loaded through the same validating loader as any checkpoint. Its game, config and network

@@ -131,14 +131,21 @@ TEACHER_TARGETS = ("choice", "improved")
 #: The arguments that shape the network (an --init-policy must have been trained with the same).
 NET_ARGS = ("net", "conv_channels", "conv_layers", "first_kernel", "hidden", "focus")
 
-#: Arguments a resumed run may change (everything else — game, network, seeds, teacher — is fixed).
-#: The cloning schedule may change: ``--bc-steps`` below the run's step ends cloning there and PPO
-#: starts, with the teacher term (``--kl-coef``) decaying from that step.
+#: Arguments a resumed run may change (everything else — game, network, seeds, what cloning fits — is
+#: fixed). The cloning schedule may change: ``--bc-steps`` below the run's step ends cloning there and PPO
+#: starts, with the teacher term (``--kl-coef``) decaying from that step. The teacher may change (expert
+#: iteration from a run that cloned a heuristic: its buffer keeps the old teacher's labels, the new
+#: teacher's replace them as they come), and so may the buffer's size (a smaller one keeps the newest).
 RESUME_CHANGEABLE = frozenset(
     {
         "total_timesteps",
         "bc_steps",
+        "bc_buffer",
         "bc_learner_share",
+        "teacher",
+        "teacher_base",
+        "teacher_search",
+        "teacher_temperature",
         "teacher_workers",
         "kl_coef",
         "kl_decay_steps",
