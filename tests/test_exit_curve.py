@@ -24,6 +24,10 @@ def test_points_from_reports_make_a_curve_and_a_summary(tmp_path):
     assert json.loads(out.with_suffix(".json").read_text())["provenance"]["environments"] == {"pans_trial_v0": 0}
     image = Image.open(out.with_suffix(".png"))
     assert "pans_trial_v0" in image.text["Comment"]
+    assert summary["xlabel"] == "labels cloned"  # neutral: a control series clones a heuristic
+    exit_curve.main(["--opponent", "random-v0", "--point", f"start,0,{report}", "--xlabel",
+                     "search-v1 labels cloned", "--out", str(tmp_path / "named")])
+    assert json.loads((tmp_path / "named.json").read_text())["xlabel"] == "search-v1 labels cloned"
 
 
 def test_bad_points_are_refused(tmp_path):

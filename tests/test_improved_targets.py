@@ -168,6 +168,7 @@ def test_a_run_clones_improved_targets_and_resumes_with_them(tmp_path: pathlib.P
         stats = trainer.update(batch)
         assert trainer.bc.target is not None and trainer.bc.size == len(target)
         assert math.isfinite(stats["teacher_ce"]) and stats["teacher_ce"] > 0
+        assert 0.0 <= stats["target_accuracy"] <= 1.0 and 0.0 <= stats["teacher_accuracy"] <= 1.0
     finally:
         if trainer.teachers is not None:
             trainer.teachers.close()
@@ -215,6 +216,15 @@ def test_the_cloning_loss_is_the_cross_entropy_to_the_soft_targets():
     opt = torch.optim.SGD(model.parameters(), lr=0.0)
     stats = clone_update(model, opt, buffer, batch, A())
     assert stats["teacher_ce"] == pytest.approx(float(expected), rel=1e-3)
+    # target_accuracy: the greedy move against the target's most likely one (move 0 here); with a
+    # teacher choice of move 2 instead, teacher_accuracy tells the two apart.
+    greedy = int(ppo.masked_log_probs(logits, mask)[0].argmax())
+    soft = ReplayBuffer(4, (3,), 4, soft=True)
+    stats = clone_update(model, opt, soft, dict(batch, teacher=torch.full((4,), 2)), A())
+    assert stats["target_accuracy"] == float(greedy == 0) and stats["teacher_accuracy"] == float(greedy == 2)
+    hard = ReplayBuffer(4, (3,), 4)
+    assert "target_accuracy" not in clone_update(model, opt, hard, {k: v for k, v in batch.items() if k != "target"},
+                                                 A())
 
 
 @pytest.mark.parametrize(

@@ -129,7 +129,12 @@ def clone_update(
 ) -> dict[str, float]:
     """Add the rollout's teacher decisions to ``buffer`` (kept on the CPU), then take ``bc_batches`` gradient
     steps on minibatches drawn from it, on ``device``: cross-entropy on the teacher's choice (or, in a buffer
-    of soft targets, on its target distribution) plus the value of its play."""
+    of soft targets, on its target distribution) plus the value of its play.
+
+    Returns the means over the gradient steps: ``teacher_ce`` (the cloning loss), ``value_loss``,
+    ``entropy``, ``teacher_accuracy`` (how often the network's greedy move is the teacher's choice: with
+    soft targets, the search's own choice) and, with soft targets, ``target_accuracy`` (how often it is
+    the target's most likely move, which is what soft targets pull toward)."""
     buffer.add(batch["obs"].half(), batch["mask"], batch["teacher"], batch["ret"], batch.get("target"))
     for group in optimizer.param_groups:
         group["lr"] = args.bc_learning_rate
@@ -151,6 +156,10 @@ def clone_update(
         with torch.no_grad():
             stats["teacher_ce"].append(float(ce))
             stats["value_loss"].append(float(v_loss))
-            stats["teacher_accuracy"].append(float((logp_all.argmax(-1) == teacher).float().mean()))
+            greedy = logp_all.argmax(-1)
+            stats["teacher_accuracy"].append(float((greedy == teacher).float().mean()))
+            if buffer.target is not None:
+                top = buffer.target[mb].to(device).float().argmax(-1)
+                stats.setdefault("target_accuracy", []).append(float((greedy == top).float().mean()))
             stats["entropy"].append(float(-(logp_all.exp() * logp_all).sum(-1).mean()))
     return {k: float(np.mean(v)) for k, v in stats.items()}
