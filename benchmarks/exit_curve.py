@@ -10,7 +10,8 @@ Each ``--point SERIES,LABELS,FILE`` is one evaluation report (``training.ppo --e
 ``SERIES`` (a run; ``start`` points belong to every series). Writes ``OUT.png`` (the win rate with
 its 95% Wilson interval against the labels, one line a series, provenance in the PNG's text chunks)
 and ``OUT.json`` (the points, with the provenance of this summary). The x-axis reads "labels cloned" by
-default, since a control series clones a heuristic rather than a search; ``--xlabel`` names it otherwise.
+default, since a control series clones a heuristic rather than a search; ``--xlabel`` names it otherwise,
+and ``--ylabel`` the y-axis (in a game of several seats a win is a sole first place).
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--opponent", default="heuristic-v1")
     parser.add_argument("--title", default="")
     parser.add_argument("--xlabel", default="labels cloned", help="the x-axis' name (default: %(default)s)")
+    parser.add_argument("--ylabel", default="", help="the y-axis' name (default: wins vs OPPONENT (%%))")
     parser.add_argument("--out", type=pathlib.Path, required=True, help="writes OUT.png and OUT.json")
     args = parser.parse_args(argv)
+    args.ylabel = args.ylabel or f"wins vs {args.opponent} (%)"
     points = [read_point(p, args.opponent) for p in args.point]
     games = sorted({p["game"] for p in points})
     if len(games) != 1:
@@ -74,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         high = [100 * (p["wilson95"][1] - p["win_rate"]) for p in line]
         ax.errorbar(x, y, yerr=[low, high], marker="o", capsize=3, label=name)
     ax.set_xlabel(args.xlabel)
-    ax.set_ylabel(f"wins vs {args.opponent} (%)")
+    ax.set_ylabel(args.ylabel)
     ax.set_title(args.title or f"{games[0]}: the network alone, 95% Wilson intervals", fontsize=10)
     ax.grid(alpha=0.3)
     if series:
@@ -83,8 +86,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out.with_suffix(".png"), metadata=image_metadata(games[0]))
     plt.close(fig)
-    summary = {"game": games[0], "opponent": args.opponent, "xlabel": args.xlabel, "points": points,
-               "provenance": provenance(games[0])}
+    summary = {"game": games[0], "opponent": args.opponent, "xlabel": args.xlabel, "ylabel": args.ylabel,
+               "points": points, "provenance": provenance(games[0])}
     args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
     for p in sorted(points, key=lambda p: (p["series"], p["labels"])):
         print(f"{p['series']:>12} {p['labels']:>7} labels: {p['wins']}/{p['games']} = {100 * p['win_rate']:.1f}% "

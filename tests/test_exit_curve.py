@@ -25,9 +25,11 @@ def test_points_from_reports_make_a_curve_and_a_summary(tmp_path):
     image = Image.open(out.with_suffix(".png"))
     assert "pans_trial_v0" in image.text["Comment"]
     assert summary["xlabel"] == "labels cloned"  # neutral: a control series clones a heuristic
+    assert summary["ylabel"] == "wins vs random-v0 (%)"
     exit_curve.main(["--opponent", "random-v0", "--point", f"start,0,{report}", "--xlabel",
-                     "search-v1 labels cloned", "--out", str(tmp_path / "named")])
-    assert json.loads((tmp_path / "named.json").read_text())["xlabel"] == "search-v1 labels cloned"
+                     "search-v1 labels cloned", "--ylabel", "first places (%)", "--out", str(tmp_path / "named")])
+    named = json.loads((tmp_path / "named.json").read_text())
+    assert (named["xlabel"], named["ylabel"]) == ("search-v1 labels cloned", "first places (%)")
 
 
 def test_bad_points_are_refused(tmp_path):
