@@ -35,6 +35,7 @@ import numpy as np
 import agents
 import envs
 from agents.base import Agent
+from agents.rollout_search import agent_factory
 from envs.core.config import parse_key_values
 from envs.provenance import provenance
 
@@ -109,16 +110,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     try:
         if not hasattr(agents.make(args.search, seed=0, **extra), "search_values"):
             raise SystemExit(f"{args.search!r} is not a rollout search agent (it has no search_values)")
-        agents.make(player, seed=0)
+        make_player = agent_factory(game_name, args.player, "player")
     except (KeyError, ValueError) as exc:
         parser.error(str(exc))
     game = envs.make_game(game_name)
     rows: list[dict[str, Any]] = []
     for index in range(args.games):
         seat = index % game.num_players
-        seats: list[Agent] = [agents.make(player, seed=104729 * index + p) for p in range(game.num_players)]
+        seats: list[Agent] = [make_player(104729 * index + p) for p in range(game.num_players)]
         searches = [agents.make(args.search, seed=7919 * index + k, **extra) for k in (0, 1)]
-        seats[seat] = Probe(agents.make(player, seed=104729 * index + seat), searches, args.per_game, rows)
+        seats[seat] = Probe(seats[seat], searches, args.per_game, rows)
         agents.play_game(game_name, seats, seed=args.seed + index)
         print(f"game {index + 1}/{args.games}: seat {seat}, {len(rows)} decisions so far", file=sys.stderr, flush=True)
     report = {"search": args.search, "search_settings": settings, "player": player, "games": args.games,

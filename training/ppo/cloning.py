@@ -144,8 +144,9 @@ def clone_update(
         logits, value = net.logits_and_value(buffer.obs[mb].to(device).float())
         logp_all = masked_log_probs(logits, buffer.mask[mb].to(device))
         teacher = buffer.teacher[mb].to(device)
-        if buffer.target is not None:
-            ce = -(buffer.target[mb].to(device).float() * logp_all).sum(-1).mean()
+        target = buffer.target[mb].to(device).float() if buffer.target is not None else None
+        if target is not None:
+            ce = -(target * logp_all).sum(-1).mean()
         else:
             ce = -logp_all.gather(1, teacher[:, None]).mean()
         v_loss = 0.5 * ((value - buffer.ret[mb].to(device)) ** 2).mean()
@@ -158,8 +159,7 @@ def clone_update(
             stats["value_loss"].append(float(v_loss))
             greedy = logp_all.argmax(-1)
             stats["teacher_accuracy"].append(float((greedy == teacher).float().mean()))
-            if buffer.target is not None:
-                top = buffer.target[mb].to(device).float().argmax(-1)
-                stats.setdefault("target_accuracy", []).append(float((greedy == top).float().mean()))
+            if target is not None:
+                stats.setdefault("target_accuracy", []).append(float((greedy == target.argmax(-1)).float().mean()))
             stats["entropy"].append(float(-(logp_all.exp() * logp_all).sum(-1).mean()))
     return {k: float(np.mean(v)) for k, v in stats.items()}
