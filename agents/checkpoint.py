@@ -10,7 +10,8 @@ The checkpoint folder (``checkpoints/`` of this project, installed with the pack
          "description": "..."}
     ]}
 
-An entry may also carry ``"search": {...}``: the policy then plays through
+An entry may name the id that replaces it in the default lists, ``"superseded_by": "<game>/<id>"``
+(it still loads, and keeps its place on the ladder). An entry may also carry ``"search": {...}``: the policy then plays through
 :class:`agents.search.SearchPolicyAgent` (determinized lookahead on the network's policy and value)
 with those settings, checked like everything else (:func:`agents.search.check_search_settings`).
 
@@ -138,6 +139,10 @@ def check_entry(entry: Any, folder: pathlib.Path) -> dict[str, Any]:
         from agents.search import check_search_settings
 
         check_search_settings(entry["search"], f"{agent_id}: search")
+    if "superseded_by" in entry:
+        newer = entry["superseded_by"]
+        if not _is_id(newer) or parse_id(newer)[0] != id_game or newer == agent_id:
+            raise CheckpointError(f"superseded_by must be another agent id of {id_game}, got {newer!r:.80}")
     inside(folder, entry["path"], "path")
     for key in ("args", "eval"):
         if key in entry:
@@ -260,7 +265,8 @@ def register_index(folder: pathlib.Path | None = None) -> list[str]:
     for entry in good:
         try:
             register(entry["id"], partial(_make_policy_agent, entry=entry, root=folder),
-                     entry.get("description", "trained policy"), searches=bool(entry.get("search")))
+                     entry.get("description", "trained policy"), searches=bool(entry.get("search")),
+                     superseded_by=entry.get("superseded_by"))
             ids.append(entry["id"])
         except ValueError as exc:  # the id belongs to another agent already
             loose.append(f"{folder / INDEX_FILE}: {entry['id']}: {exc}")

@@ -15,13 +15,17 @@ _ID = re.compile(r"^(?P<game>[a-z0-9_]+_v\d+)/(?P<kind>[a-z0-9_.-]+)-v(?P<versio
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
 _DESCRIPTIONS: dict[str, str] = {}
 _SEARCHES: set[str] = set()
+_SUPERSEDED_BY: dict[str, str] = {}
 
 
-def register(agent_id: str, factory: Callable[..., Agent], description: str = "", *, searches: bool = False) -> None:
+def register(agent_id: str, factory: Callable[..., Agent], description: str = "", *, searches: bool = False,
+             superseded_by: str | None = None) -> None:
     """Register ``factory(game_name, seed=...) -> Agent`` under ``agent_id``.
 
     ``searches`` declares an agent that searches at play time (tenths of a second to seconds a
-    move, where the others take milliseconds), so that quick leagues can leave it out.
+    move, where the others take milliseconds). ``superseded_by`` names the id of the same game that
+    replaces this one in the default lists (play, the quick league, the game pages); the superseded
+    id keeps loading and keeps its place on the ladder.
     """
     match = _ID.match(agent_id)
     if not match:
@@ -31,6 +35,10 @@ def register(agent_id: str, factory: Callable[..., Agent], description: str = ""
         )
     if agent_id in _REGISTRY and _REGISTRY[agent_id] is not factory:
         raise ValueError(f"agent id {agent_id!r} is already registered")
+    if superseded_by is not None:
+        if parse_id(superseded_by)[0] != match.group("game") or superseded_by == agent_id:
+            raise ValueError(f"{agent_id!r} can only be superseded by another id of its game, got {superseded_by!r}")
+        _SUPERSEDED_BY[agent_id] = superseded_by
     _REGISTRY[agent_id] = factory
     _DESCRIPTIONS[agent_id] = description
     if searches:
@@ -64,6 +72,21 @@ def describe(agent_id: str) -> str:
 def searches_at_play_time(agent_id: str) -> bool:
     """Whether ``agent_id`` was registered as an agent that searches at play time."""
     return agent_id in _SEARCHES
+
+
+def superseded_by(agent_id: str) -> str | None:
+    """The current id that replaces ``agent_id`` (followed to the end of a chain: v1 -> v2 -> v3
+    gives v3), or None for a current agent."""
+    newer, seen = _SUPERSEDED_BY.get(agent_id), {agent_id}
+    while newer in _SUPERSEDED_BY and newer not in seen:
+        seen.add(newer)
+        newer = _SUPERSEDED_BY[newer]
+    return newer
+
+
+def current(agent_ids: list[str]) -> list[str]:
+    """``agent_ids`` without the superseded ones (order kept)."""
+    return [a for a in agent_ids if superseded_by(a) is None]
 
 
 def parse_id(agent_id: object) -> tuple[str, str, int]:

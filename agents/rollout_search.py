@@ -574,10 +574,13 @@ SHIPPED: dict[str, dict[str, Any]] = {
     "wizard_arena_v0": {"simulations": 8, "turns": 2, "horizon": 200, "max_candidates": 8},
 }
 
+#: The search that replaces search-v1 in the default lists, where a game has a newer one.
+SHIPPED_NEWEST = {"dojo_v0": "dojo_v0/search-v3", "wizard_arena_v0": "wizard_arena_v0/search-v3"}
+
 for _game, _settings in SHIPPED.items():
     register(f"{_game}/search-v1", _search_factory(_settings),
              f"determinized rollouts over heuristic-v1 ({', '.join(f'{k}={v}' for k, v in _settings.items())})",
-             searches=True)
+             searches=True, superseded_by=SHIPPED_NEWEST.get(_game))
 
 
 def _search_factory_with(settings: dict[str, Any], **defaults: Any) -> Callable[..., RolloutSearchAgent]:
@@ -592,7 +595,7 @@ def _search_factory_with(settings: dict[str, Any], **defaults: Any) -> Callable[
 
 register("dojo_v0/search-v2", _search_factory_with(SHIPPED["dojo_v0"], value=dojo_fitted_value),
          "search-v1's rollouts over heuristic-v1, their ends scored by a win probability fitted on heuristic games "
-         "(agents.rollout_search.dojo_fitted_value)", searches=True)
+         "(agents.rollout_search.dojo_fitted_value)", searches=True, superseded_by="dojo_v0/search-v3")
 
 #: ``dojo_v0/search-v3``: ``search-v2`` with four times the determinizations (24 a choice instead of 6):
 #: the noise of the Nebbia deck and the other hands averages out further, at about 0.15 s a choice.
@@ -608,7 +611,8 @@ WIZARD_ARENA_SEARCH_V2 = {**SHIPPED["wizard_arena_v0"], "turns": 4}
 
 register("wizard_arena_v0/search-v2", _search_factory_with(WIZARD_ARENA_SEARCH_V2, value=wizard_arena_fitted_value),
          "rollouts over heuristic-v1 to the bot's fourth turn, their ends scored by ranking keys fitted on heuristic "
-         "games (agents.rollout_search.wizard_arena_fitted_value)", searches=True)
+         "games (agents.rollout_search.wizard_arena_fitted_value)", searches=True,
+         superseded_by="wizard_arena_v0/search-v3")
 
 #: ``wizard_arena_v0/search-v3``: ``search-v2`` with policy switching: every candidate is rolled out with the bot
 #: going on as ``heuristic-v1`` and as ``gary-hunter-v1`` (the other bots ``heuristic-v1``) and is worth the better.

@@ -75,9 +75,9 @@ def play_field(name: str, games: int, first_seed: int, max_cycles: int | None = 
     lengths, rounds = [], []
     seeds = range(first_seed, first_seed + games)
     if progress:
-        from tqdm import tqdm
+        from agents.progress import progress_bar
 
-        seeds = tqdm(seeds, desc=name, unit="game", leave=False)
+        seeds = progress_bar(seeds, desc=name, unit="game", leave=False)
     for seed in seeds:
         kinds = [HEURISTIC] * heuristic + [RANDOM] * random_bots
         shift = seed % n

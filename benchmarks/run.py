@@ -93,15 +93,13 @@ def run(games: list[str], seconds: float, repeats: int, progress: bool = True) -
     """
     from pettingzoo.classic import connect_four_v3
 
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm is in the dev extra
-        tqdm = None
+    from agents.progress import progress_bar
+
     jobs: list[tuple[str, str, dict]] = []
     for name in games:
         for label, config in envs.game_class(name).benchmark_configs.items():
             jobs.append((name, label, config))
-    bar = tqdm(total=6 * repeats * len(jobs), desc="benchmark", disable=not progress) if tqdm else None
+    bar = progress_bar(total=6 * repeats * len(jobs), desc="benchmark", disable=not progress)
 
     def timed(text: str, fn: Callable[[], dict[str, float]]) -> dict[str, float]:
         result = fn()

@@ -105,9 +105,10 @@ def build(game_names: Sequence[str], random_games: int, heuristic_games: int, se
                 for family, config in envs.game_class(name).config_families.items()]
     bar = None
     if progress:
-        from tqdm import tqdm
+        from agents.progress import progress_bar
 
-        bar = tqdm(total=len(families) * sum(counts.values()), desc="games", unit="game", file=sys.stderr)
+        bar = progress_bar(total=len(families) * sum(counts.values()), desc="games", unit="game",
+                           file=sys.stderr)
     rows = []
     try:
         for name, family, config in families:

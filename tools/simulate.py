@@ -427,9 +427,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             raise fail(f"{label}: {exc}") from None
     bar = None
     if args.progress:
-        from tqdm import tqdm
+        from agents.progress import progress_bar
 
-        bar = tqdm(total=args.games * len(configs), desc="games", unit="game", file=sys.stderr)
+        bar = progress_bar(total=args.games * len(configs), desc="games", unit="game", file=sys.stderr)
     start = time.time()
     results = run_configs(args, game_name, configs, bar)
     if bar is not None:

@@ -393,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
     entrants = make_entrants(args)
     config = game_config(args, len(entrants))
     check_settings(args, config)
-    from tqdm import tqdm
+    from agents.progress import progress_bar
 
     ends: Counter[str] = Counter()
     n = len(entrants)
@@ -402,7 +402,7 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
                       tuple(seating(n, k, args.seed, args.seating)), record=args.records is not None,
                       final_position=bool(args.map_image) and k == args.games - 1)
              for k in range(args.games)]
-    bar = tqdm(total=args.games, desc="games", disable=args.no_progress, file=sys.stderr)
+    bar = progress_bar(total=args.games, desc="games", unit="game", disable=args.no_progress, file=sys.stderr)
     arrived: dict[int, dict[str, Any]] = {}
     done = 0
     last = None

@@ -272,8 +272,7 @@ def train(algo: Any, args: Args, config: dict[str, Any] | None = None, out: path
     """Run the iterations; refresh snapshot slots; every ``eval_every`` iterations evaluate the learner
     (the shared evaluation); return the learning curve (one row per iteration, ``step`` the learner's
     decisions), logged to TensorBoard under ``out/tb`` with the same names."""
-    from tqdm import tqdm
-
+    from agents.progress import progress_bar
     from training import rllib_env
 
     curve: list[dict[str, Any]] = []
@@ -283,7 +282,7 @@ def train(algo: Any, args: Args, config: dict[str, Any] | None = None, out: path
         set_modules(algo, {slot: initial for slot in slots})
     started = time.time()
     writer = tensorboard_writer(out / "tb", args.game) if out is not None else None
-    bar = tqdm(range(1, args.iterations + 1), disable=not args.progress, desc="rllib iterations")
+    bar = progress_bar(range(1, args.iterations + 1), disable=not args.progress, desc="rllib iterations")
     for it in bar:
         result = algo.train()
         runners = result.get("env_runners", {})

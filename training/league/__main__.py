@@ -18,7 +18,8 @@ from envs.core import ConfigError
 from envs.core.config import parse_key_values
 from envs.provenance import provenance
 from training.league.matches import ENV_KEYWORDS, evaluate, round_robin, table_facts
-from training.league.output import FEW_GAMES, lineup_label, make_console, print_all_summary, print_report, write_outputs
+from training.league.ladder import DEFAULT_WORK, GAMES as LADDER_GAMES, SEARCH_GAMES, SEED as LADDER_SEED, SLOW_GAMES
+from training.league.output import FEW_GAMES, print_ladder, lineup_label, make_console, print_all_summary, print_report, write_outputs
 
 QUICK_GAMES = 100  # per lineup, within QUICK_BUDGET_S seconds per table
 QUICK_BUDGET_S = 40.0
@@ -58,6 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
                      "default: every registered agent of the game")
     who.add_argument("--lineup", nargs="+", metavar="ID",
                      help="one agent id per team, e.g. heuristic-v1 random-v0 random-v0 (default: none, use --agents)")
+    who.add_argument("--ladder", metavar="GAME",
+                     help="print GAME's ladder: every agent rated on one Elo scale, strongest first (with --config: "
+                     "the ladder of that config family)")
+    who.add_argument("--make-ladder", nargs="+", metavar="GAME",
+                     help="remake the ladders of these games ('all' for every game): plays every pairing of the "
+                     "ladder's design, resumable (see python -m pydoc training.league.ladder)")
     who.add_argument("--all", action="store_true",
                      help="every game in envs.NAMES with its default config: round robin of all its registered agents, "
                      "plus a table for each other config shipped checkpoints were trained for (default: off)")
@@ -71,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="games per lineup, rounded up to whole seat rotations (default: 100, or as --quick/--full)")
     parser.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE",
                         help="game config keywords, values read as JSON (default: the game's defaults)")
-    parser.add_argument("--seed", type=int, default=0, help="first deal seed (default: %(default)s)")
+    parser.add_argument("--seed", type=int, help=f"first deal seed (default: 0, or {LADDER_SEED:,} with --make-ladder)")
     parser.add_argument("--budget-s", type=float,
                         help="stop starting games after this many seconds per table; lineups are then cut to equal "
                         f"whole seat rotations (default: none, or {QUICK_BUDGET_S:.0f} with --quick)")
@@ -96,6 +103,18 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write every game as a JSON record into DIR, replayable with python -m play replay "
                         "(default: none)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar (default: shown)")
+    ladder = parser.add_argument_group("ladder (with --make-ladder)")
+    ladder.add_argument("--ladder-games", type=int, default=LADDER_GAMES,
+                        help="games per pairing (default: %(default)s)")
+    ladder.add_argument("--search-games", type=int, default=SEARCH_GAMES,
+                        help="games per pairing of an agent that searches at play time (default: %(default)s)")
+    ladder.add_argument("--slow-games", type=int, default=SLOW_GAMES,
+                        help="games per pairing of OpenSpiel's IS-MCTS (default: %(default)s)")
+    ladder.add_argument("--work", type=pathlib.Path, default=DEFAULT_WORK,
+                        help="where every pairing's games are kept, so a stopped run goes on (default: %(default)s)")
+    ladder.add_argument("--ladder-dir", type=pathlib.Path,
+                        help="where the ladder files are written (default: the package's agents/ladders, where "
+                        "agents.ladder reads them)")
     return parser
 
 
@@ -123,6 +142,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError("--start-method applies to local workers only; leave it out with --ray-address")
     except (ValueError, ImportError) as exc:
         raise SystemExit(f"error: {exc}") from None
+    if args.make_ladder:
+        return _make_ladders(args, console)
+    if args.seed is None:
+        args.seed = 0
+    if args.ladder:
+        return _print_ladder(args.ladder, config, console)
     if args.all:
         if config:
             raise SystemExit("--all evaluates every game with its default config; --config is per game")
@@ -203,6 +228,41 @@ def _run_all(args, games: int, quick: bool, console) -> int:
     if args.records:
         console.print(f"wrote the game records to {args.records}")
     return 1 if failures else 0
+
+
+def _print_ladder(game_name: str, config: dict[str, Any], console) -> int:
+    from agents.ladder import ladder_info
+
+    try:
+        info = ladder_info(game_name, config)
+    except ValueError as exc:  # an unknown game or config, or a ladder file that cannot be used
+        raise SystemExit(f"error: {exc}") from None
+    print_ladder(info, console)
+    return 0
+
+
+def _make_ladders(args, console) -> int:
+    from training.league.ladder import make_ladder, write_ladder
+    from training.league.tables import game_tables
+
+    names = list(envs.NAMES) if args.make_ladder == ["all"] else args.make_ladder
+    for name in names:
+        if name not in envs.NAMES:
+            raise SystemExit(f"error: {envs._unknown_game(name)}")
+    for count, flag in ((args.ladder_games, "--ladder-games"), (args.search_games, "--search-games"),
+                        (args.slow_games, "--slow-games")):
+        if count < 1:
+            raise SystemExit(f"error: {flag} must be at least 1, got {count}")
+    for name in names:
+        for table in game_tables(name):
+            info = make_ladder(table, games=args.ladder_games, search_games=args.search_games,
+                               slow_games=args.slow_games, seed=LADDER_SEED if args.seed is None else args.seed,
+                               work=args.work, workers=args.workers, ray_address=args.ray_address,
+                               progress=not args.no_progress, echo=console.print)
+            path = write_ladder(info, args.ladder_dir) if args.ladder_dir else write_ladder(info)
+            print_ladder(info, console)
+            console.print(f"wrote {path}")
+    return 0
 
 
 def budget_for(budget_s: float | None, quick: bool) -> float | None:

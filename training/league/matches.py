@@ -57,6 +57,7 @@ class Task:
     teams: tuple[str, ...]  # agent id of each team; seat s plays for team game.team_of(s)
     cycle: int = 0  # rotation cycle: the games of one cycle cover every ordering once
     record: bool = False  # also return the game's record (agents.records), as a dict
+    timed: bool = False  # also return each seat's CPU seconds and decisions (the ladder's move times)
 
 
 def table_game(game_name: str, config: dict[str, Any]) -> Game:
@@ -147,6 +148,7 @@ def play_task(task: Task) -> dict[str, Any]:
     game = table_game(task.game, task.config)
     ids = seat_agents(task.teams, game)
     seats = [agents.make(agent_id, seed=task.deal_seed * 1000 + s) for s, agent_id in enumerate(ids)]
+    clocks = [_time_decisions(seat) for seat in seats] if task.timed else []
     hooks = []
     if task.record:
         meta = {"source": "evaluate", "lineup": task.lineup_index, "game_index": task.game_index,
@@ -165,7 +167,27 @@ def play_task(task: Task) -> dict[str, Any]:
     }
     if task.record:
         outcome["record"] = hooks[0].record.to_dict()
+    if task.timed:
+        outcome["cpu_s_by_seat"] = [round(clock[0], 6) for clock in clocks]
+        outcome["moves_by_seat"] = [clock[1] for clock in clocks]
     return outcome
+
+
+def _time_decisions(agent: agents.Agent) -> list:
+    """Wrap ``agent.act`` so that every call adds its CPU seconds (this process's clock) and one
+    decision to the returned ``[seconds, decisions]``."""
+    clock = [0.0, 0]
+    act = agent.act
+
+    def timed_act(observation, view):
+        start = time.process_time()
+        action = act(observation, view)
+        clock[0] += time.process_time() - start
+        clock[1] += 1
+        return action
+
+    agent.act = timed_act
+    return clock
 
 
 def record_file(game_name: str, result: dict[str, Any]) -> str:
@@ -209,7 +231,7 @@ def play_all(
     ``spawn``, and on a Ray cluster, a worker only knows the agents that register themselves when
     ``agents`` is imported.
     """
-    from tqdm import tqdm
+    from agents.progress import progress_bar
 
     deadline = None if budget_s is None else time.perf_counter() + budget_s
     # the floor (the first min_cycles rotation cycles, and whole cycles up to min_games games) of
@@ -224,7 +246,7 @@ def play_all(
 
     parallel = ray_address is not None or (workers or 1) > 1
     chunk = 1 if deadline is not None or not parallel else max(1, min(16, len(tasks) // ((workers or 8) * 8)))
-    bar = tqdm(total=len(tasks), desc=desc, unit="game", disable=not progress, dynamic_ncols=True)
+    bar = progress_bar(total=len(tasks), desc=desc, unit="game", disable=not progress, dynamic_ncols=True)
     try:
         # Checked before each game starts in this process; between results with a pool, whose
         # workers are stopped when the loop leaves (closing the iterator).
@@ -448,6 +470,7 @@ def evaluate(
     min_cycles: int = 0,
     min_games: int = 0,
     ray_address: str | None = None,
+    timed: bool = False,
 ) -> dict[str, Any]:
     """Play every lineup ``games`` times (rounded up to whole rotations) and return the report.
 
@@ -457,6 +480,8 @@ def evaluate(
     ``records`` names a folder where every game kept in the report is written as a JSON record
     (:func:`record_file` names them; each result's ``record`` holds its file name). ``ray_address``
     plays the games on that Ray cluster (:mod:`agents.pool`), with the same results as here.
+    ``timed`` adds each seat's CPU seconds and decisions to every game's outcome (``cpu_s_by_seat``,
+    ``moves_by_seat``): the only part of a report that differs between two runs.
     """
     config = dict(config or {})
     players, num_teams = table_facts(game_name, config)
@@ -467,8 +492,8 @@ def evaluate(
                 f"names {len(lineup)}"
             )
     tasks, scheduled = schedule(game_name, config, lineups, games, seed)
-    if records is not None:
-        tasks = [replace(task, record=True) for task in tasks]
+    if records is not None or timed:
+        tasks = [replace(task, record=records is not None, timed=timed) for task in tasks]
     start = time.perf_counter()
     results = play_all(tasks, workers, progress, game_name, budget_s, start_method, min_cycles, min_games,
                        ray_address)

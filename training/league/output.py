@@ -345,3 +345,48 @@ def _span(counts: Sequence[int]) -> str:
         return "0"
     lo, hi = min(counts), max(counts)
     return str(lo) if lo == hi else f"{lo}–{hi}"
+
+
+def move_time_text(seconds: float) -> str:
+    """A move time for people: ``"0.7 ms"``, ``"130 ms"``, ``"2.1 s"``."""
+    if seconds >= 1:
+        return f"{seconds:.1f} s"
+    ms = 1000 * seconds
+    return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
+
+
+def ladder_interval_text(row: dict[str, Any]) -> str:
+    """A ladder row's 95% interval: ``"1480–1530"``, open ends as ``≥ 1420`` / ``≤ 1143``."""
+    low, high = row["elo_low"], row["elo_high"]
+    if low is None and high is None:
+        return "open"
+    if high is None:
+        return f"≥ {low:.0f}"
+    if low is None:
+        return f"≤ {high:.0f}"
+    return f"{low:.0f}–{high:.0f}"
+
+
+def print_ladder(info: dict[str, Any], console=None) -> None:
+    """A ladder (:func:`agents.ladder.ladder_info`) as a table, strongest first."""
+    from rich.table import Table
+
+    console = console or make_console()
+    table = Table(title=f"Ladder: {info['title']} (heuristic-v1 = 1500, 95% intervals)")
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("agent", **_name_column([r["id"] for r in info["rows"]]))
+    for col in ("Elo", "95% interval", "games", "time a move"):
+        table.add_column(col, justify="right", no_wrap=True)
+    table.add_column("note")
+    for n, row in enumerate(info["rows"], 1):
+        notes = []
+        if row["searches"]:
+            notes.append("searches at play time")
+        if row["superseded_by"]:
+            notes.append(f"older version of {_short(row['superseded_by'])}")
+        table.add_row(str(n), _short(row["id"]), f"{row['elo']:.0f}", ladder_interval_text(row), str(row["games"]),
+                      move_time_text(row["seconds_per_move"]), "; ".join(notes))
+    print_whole(console, table)
+    design = info["design"]
+    console.print(f"{design['text']}: {design['games_per_pairing']} games a pairing, "
+                  f"{design['search_games_per_pairing']} for an agent that searches. Remake: {info['command']}")

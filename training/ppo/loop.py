@@ -357,7 +357,7 @@ class Trainer:
 
     # -- the loop
     def run(self) -> pathlib.Path:
-        from tqdm import tqdm
+        from agents.progress import progress_bar
 
         a = self.args
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -366,7 +366,7 @@ class Trainer:
         # On a resume, TensorBoard drops whatever the run logged past its checkpoint (steps a stopped
         # process took and the checkpoint never saw; a fork's parent beyond the fork), for every tag.
         self.writer = tensorboard_writer(self.run_dir / "tb", a.game, purge_step=self.state.step or None)
-        bar = tqdm(total=a.total_timesteps, initial=self.state.step, unit="step", disable=not a.progress, dynamic_ncols=True,
+        bar = progress_bar(total=a.total_timesteps, initial=self.state.step, unit="step", disable=not a.progress, dynamic_ncols=True,
                    mininterval=5)
         recent: list[Outcome] = []
         train: dict[str, float] = {}
