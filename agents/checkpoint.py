@@ -48,7 +48,7 @@ import envs
 from agents.base import Agent
 from agents.policy_agent import PolicyAgent, load_checkpoint
 from agents.policy_io import SPEC_FILE, WEIGHTS_FILE, CheckpointError, inside, load_policy, read_policy_spec
-from agents.registry import available, parse_id, register
+from agents.registry import available, parse_id, register, register_policy_folders
 
 DEFAULT_DIR = pathlib.Path(__file__).resolve().parents[1] / "checkpoints"
 INDEX_FILE = "index.json"
@@ -225,6 +225,39 @@ def policy_folder(ref: str | os.PathLike[str], root: pathlib.Path | None = None)
         f"{text!r} is neither a checkpoint id of {root / INDEX_FILE} ({', '.join(ids) or 'none listed'}) "
         f"nor a folder holding {SPEC_FILE} (a policy folder, or a run folder with policy/{SPEC_FILE})"
     )
+
+
+def _policy_path(path: str | os.PathLike[str]) -> pathlib.Path:
+    """The policy folder a path names: the folder itself if it holds ``policy.json``, else its ``policy/``;
+    a :class:`CheckpointError` naming what is missing otherwise."""
+    path = pathlib.Path(path)
+    for folder in (path, path / "policy"):
+        if (folder / SPEC_FILE).is_file():
+            if not (folder / WEIGHTS_FILE).is_file():
+                raise CheckpointError(f"{folder} holds {SPEC_FILE} but no {WEIGHTS_FILE}; a policy folder holds both")
+            return folder
+    raise CheckpointError(f"{path} is not a policy folder: it holds no {SPEC_FILE} (nor policy/{SPEC_FILE}, as a "
+                          f"training run folder does); a policy folder holds {SPEC_FILE} + {WEIGHTS_FILE}")
+
+
+def check_policy_path(path: str | os.PathLike[str], game_name: str) -> pathlib.Path:
+    """The policy folder at ``path``, checked as a checkpoint is (its spec read and validated, a policy
+    of ``game_name``); a :class:`CheckpointError` naming what is wrong otherwise."""
+    folder = _policy_path(path)
+    spec = read_policy_spec(folder)
+    if spec["game"] != game_name:
+        raise CheckpointError(f"{folder} holds a policy for {spec['game']!r}, not {game_name!r}")
+    return folder
+
+
+def folder_agent(path: str | os.PathLike[str], seed: int | None = None, **kwargs: Any) -> PolicyAgent:
+    """The agent that plays the policy folder at ``path`` (:func:`agents.make` with a path)."""
+    folder = _policy_path(path)
+    spec = read_policy_spec(folder)
+    return PolicyAgent(spec["game"], seed=seed, path=folder, config=spec["config"], root=folder, **kwargs)
+
+
+register_policy_folders(folder_agent, check_policy_path)
 
 
 # -------------------------------------------------------------------------------------------------

@@ -60,8 +60,8 @@ def row_fields() -> list[str]:
     return list(ROW_FIELDS)
 
 
-def _table_config(game_name: str, config: dict[str, Any] | None) -> dict[str, Any]:
-    """The keywords of ``config`` that differ from the game's defaults (observation keywords aside);
+def ladder_table(game_name: str, config: dict[str, Any] | None) -> dict[str, Any]:
+    """The table ``config`` sits at: its keywords that differ from the game's defaults (observation keywords aside);
     an unknown game or a bad value raises the error :func:`envs.make_game` gives."""
     game = envs.make_game(game_name, **dict(config or {}))
     default = envs.make_game(game_name).config
@@ -77,7 +77,7 @@ def table_label(game_name: str, config: dict[str, Any]) -> str:
 def ladder_path(game_name: str, config: dict[str, Any] | None = None,
                 folder: pathlib.Path | None = None) -> pathlib.Path:
     """The file holding the ladder of ``game_name`` at ``config``."""
-    return (folder or ladder_dir()) / f"{table_label(game_name, _table_config(game_name, config))}.json"
+    return (folder or ladder_dir()) / f"{table_label(game_name, ladder_table(game_name, config))}.json"
 
 
 def ladder_dir() -> pathlib.Path:
@@ -164,7 +164,7 @@ def ladder(game_name: str, config: dict[str, Any] | None = None) -> list[dict[st
     raises the error :func:`envs.make` gives; a config with no ladder raises a :class:`LadderError`
     listing the configs that have one.
     """
-    table = _table_config(game_name, config)
+    table = ladder_table(game_name, config)
     path = ladder_path(game_name, table)
     if not path.is_file():
         shipped = ladder_configs(game_name)

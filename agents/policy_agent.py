@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import pathlib
+import random
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,11 @@ from agents.base import Agent
 from agents.policy_io import SPEC_FILE, WEIGHTS_FILE, CheckpointError, inside, load_policy
 
 _LOADED: dict[tuple, tuple[Any, dict[str, Any]]] = {}
+
+#: How close (relative to the best logit's size, at least 1) two logits must come for a batched forward
+#: pass's choice to be computed again from the row alone: a batch's logits differ from one row's by
+#: about 5e-5 on the shipped Pan's Trial network, whose logits reach about 30.
+BATCH_TOLERANCE = 1e-4
 
 
 def _stamp(path: pathlib.Path) -> tuple[int, int]:
@@ -147,11 +154,118 @@ class PolicyAgent(Agent):
         if not mask.any():
             raise ValueError(f"{self.agent_id or 'policy'}: asked to act with an empty action mask")
         logits = self.logits(self.observation_vector(observation, view)).astype(np.float64)
+        draw = None if self.deterministic else self.rng.random()
+        return self._pick(mask, logits, draw)
+
+    def _pick(self, mask: np.ndarray, logits: np.ndarray, draw: float | None) -> int:
+        """The action for one row's float64 logits (``draw``: the uniform number of a sampled choice)."""
         masked = np.where(mask, logits, -np.inf)
-        if self.deterministic:
+        if draw is None:
             return int(np.argmax(masked))
         probs = np.exp(masked - masked.max())
         cumulative = np.cumsum(probs)
-        pick = int(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"))
+        pick = int(np.searchsorted(cumulative, draw * cumulative[-1], side="right"))
         legal = np.flatnonzero(mask)
         return pick if pick < len(mask) and mask[pick] else int(legal[-1])
+
+    @staticmethod
+    def _sample_is_clear(mask: np.ndarray, logits: np.ndarray, draw: float) -> bool:
+        """Whether logits moved by :data:`BATCH_TOLERANCE` could not move ``draw``'s sample across a boundary
+        (a logit moved by ``slack`` scales each probability by at most e**(2 slack))."""
+        masked = np.where(mask, logits, -np.inf)
+        top = masked.max()
+        cumulative = np.cumsum(np.exp(masked - top))
+        slack = BATCH_TOLERANCE * max(1.0, abs(top))
+        return bool(np.abs(cumulative - draw * cumulative[-1]).min() > 4.0 * slack * cumulative[-1])
+
+    @property
+    def batch_reads_view(self) -> bool:
+        """Whether :meth:`act_batch` reads its ``views``: only at a table observed through other
+        ``observation_keys`` than the trained ones (known once :meth:`reset` has run)."""
+        return self.observer is not None
+
+    def batch_group(self) -> Any:
+        """Agents with equal groups choose alike for the same observation and generator, so one of them may
+        :meth:`act_batch` the others' rows: the seats of one network, greedy or sampled alike, at a table it
+        observes as trained (a re-encoding reads the agent's own seat, so it groups alone)."""
+        if self.observer is None and self.model is not None:
+            return (type(self), id(self.model), self.deterministic)
+        return ("agent", id(self))
+
+    def batch_row_bytes(self) -> int:
+        """About how many bytes one row of :meth:`act_batch` holds at its peak: its observation (as handed
+        in and as the stacked input) and every layer's output for it, from one forward pass of one row."""
+        import torch
+
+        if self.model is None:
+            self._load()
+        shape = tuple(self._trained_game().observation_shape)
+        row = 2 * 4 * int(np.prod(shape))
+        outputs: list[int] = []
+
+        def count(_module: Any, _inputs: Any, output: Any) -> None:
+            for t in output if isinstance(output, (tuple, list)) else (output,):
+                if isinstance(t, torch.Tensor):
+                    outputs.append(t.element_size() * t.numel())
+
+        modules = list(self.model.modules()) if isinstance(self.model, torch.nn.Module) else []
+        hooks = [m.register_forward_hook(count) for m in modules]
+        try:
+            with torch.no_grad():
+                self.model(torch.zeros((1, *shape), dtype=torch.float32))
+        finally:
+            for hook in hooks:
+                hook.remove()
+        return row + sum(outputs)
+
+    def act_batch(self, observations: Sequence[dict[str, np.ndarray]], views: Sequence[dict[str, Any]] | None = None,
+                  rngs: Sequence[random.Random] | None = None) -> list[int]:
+        """What :meth:`act` would play for each observation, from one forward pass over them all.
+
+        ``views`` (one per row) are read only where :attr:`batch_reads_view` says so. A sampled policy
+        draws row ``i``'s number from ``rngs[i]`` as :meth:`act` draws from :attr:`rng` (without
+        ``rngs``: from :attr:`rng`, row after row, as a loop of :meth:`act` would). A batch runs through
+        other kernels than one row, so its logits differ from one row's in the last bits; a row whose
+        choice such a difference could turn (two best logits, or a sample's number and a boundary,
+        within :data:`BATCH_TOLERANCE`) is computed again alone, so every action is exactly
+        :meth:`act`'s.
+        """
+        import torch
+
+        torch.set_num_threads(1)
+        if self.model is None:
+            self._load()
+        if not observations:
+            return []
+        if rngs is not None and len(rngs) != len(observations):
+            raise ValueError(f"act_batch: {len(observations)} observations but {len(rngs)} rngs")
+        if self.observer is not None and (views is None or len(views) != len(observations)):
+            raise ValueError(f"{self.agent_id or 'policy'}: this table is observed through other keys than the "
+                             "network's, so act_batch needs one view per observation")
+        masks = np.stack([np.asarray(o["action_mask"]) for o in observations]).astype(bool)
+        empty = np.flatnonzero(~masks.any(axis=1))
+        if len(empty):
+            raise ValueError(f"{self.agent_id or 'policy'}: asked to act with an empty action mask (row {int(empty[0])})")
+        if self.observer is None:
+            vectors = np.stack([np.asarray(o["observation"], dtype=np.float32) for o in observations])
+        else:
+            vectors = np.stack([np.asarray(self.observation_vector(o, v), dtype=np.float32)
+                                for o, v in zip(observations, views)])
+        with torch.no_grad():
+            logits = self.model(torch.as_tensor(vectors)).numpy().astype(np.float64)
+        if self.deterministic:  # _pick on every row at once
+            rows = np.arange(len(masks))
+            masked = np.where(masks, logits, -np.inf)
+            actions = masked.argmax(axis=1)
+            top = masked[rows, actions]
+            masked[rows, actions] = -np.inf
+            clear = top - masked.max(axis=1) > BATCH_TOLERANCE * np.maximum(1.0, np.abs(top))
+            for i in np.flatnonzero(~clear):
+                actions[i] = self._pick(masks[i], self.logits(vectors[i]).astype(np.float64), None)
+            return actions.tolist()
+        actions = []
+        for i, mask in enumerate(masks):
+            draw = (self.rng if rngs is None else rngs[i]).random()
+            row = logits[i] if self._sample_is_clear(mask, logits[i], draw) else self.logits(vectors[i]).astype(np.float64)
+            actions.append(self._pick(mask, row, draw))
+        return actions

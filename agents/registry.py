@@ -16,6 +16,15 @@ _REGISTRY: dict[str, Callable[..., Agent]] = {}
 _DESCRIPTIONS: dict[str, str] = {}
 _SEARCHES: set[str] = set()
 _SUPERSEDED_BY: dict[str, str] = {}
+#: How a policy folder's path becomes an agent, and how it is checked: set by :mod:`agents.checkpoint`
+#: (which owns the policy files) when ``agents`` is imported, as ``(make, check)``.
+_POLICY_FOLDERS: list[tuple[Callable[..., Agent], Callable[[str, str], Any]]] = []
+
+
+def register_policy_folders(make_agent: Callable[..., Agent], check: Callable[[str, str], Any]) -> None:
+    """Let ``make`` and ``resolve`` take a policy folder's path: ``make_agent(path, seed=..., **kwargs)``
+    builds the agent, ``check(path, game_name)`` raises what is wrong with the folder."""
+    _POLICY_FOLDERS[:] = [(make_agent, check)]
 
 
 def register(agent_id: str, factory: Callable[..., Agent], description: str = "", *, searches: bool = False,
@@ -46,7 +55,12 @@ def register(agent_id: str, factory: Callable[..., Agent], description: str = ""
 
 
 def make(agent_id: str, seed: int | None = None, **kwargs: Any) -> Agent:
-    """Create the agent registered as ``agent_id``, seeded with ``seed``."""
+    """Create the agent registered as ``agent_id``, seeded with ``seed``; a policy folder's path (a
+    folder holding ``policy.json``, or a training run folder with ``policy/``) plays that policy."""
+    if agent_id not in _REGISTRY and is_policy_path(agent_id) and _POLICY_FOLDERS:
+        agent = _POLICY_FOLDERS[0][0](agent_id, seed=seed, **kwargs)
+        agent.agent_id = agent_id
+        return agent
     if agent_id not in _REGISTRY:
         match = _ID.match(agent_id)
         game = match.group("game") if match else agent_id.split("/")[0]
@@ -56,6 +70,38 @@ def make(agent_id: str, seed: int | None = None, **kwargs: Any) -> Agent:
     agent = _REGISTRY[agent_id](game, seed=seed, **kwargs)
     agent.agent_id = agent_id
     return agent
+
+
+def is_policy_path(spec: object) -> bool:
+    """Whether ``spec`` names a folder on disk rather than an agent id (ids are never folders here)."""
+    if not isinstance(spec, str) or _ID.match(spec):
+        return False
+    import os
+
+    return os.path.isdir(spec)
+
+
+def qualify(game_name: str, kind: str) -> str:
+    """An agent as ``make`` takes it: ``heuristic-v1`` -> ``<game>/heuristic-v1``; a full id or a policy
+    folder's path as it is."""
+    return kind if "/" in kind else f"{game_name}/{kind}"
+
+
+def resolve(game_name: str, spec: str) -> str:
+    """What a command was given as an agent, checked: a registered id (``heuristic-v1`` is short for
+    ``<game>/heuristic-v1``) or the path of a policy folder of ``game_name``, validated as a checkpoint
+    is. Anything else raises a ``ValueError`` saying what was looked for."""
+    full = qualify(game_name, spec)
+    kinds = ", ".join(a.split("/", 1)[1] for a in available(game_name))
+    if full in _REGISTRY:
+        if full.split("/", 1)[0] != game_name:
+            raise ValueError(f"{full!r} plays {full.split('/', 1)[0]}, not {game_name}; agents of {game_name}: {kinds}")
+        return full
+    if is_policy_path(spec) and _POLICY_FOLDERS:
+        _POLICY_FOLDERS[0][1](spec, game_name)
+        return spec
+    raise ValueError(f"no agent {spec!r} for {game_name}: give an agent id ({kinds}) or the path of a policy folder "
+                     "(a folder holding policy.json, or a training run folder with policy/policy.json)")
 
 
 def available(game_name: str | None = None) -> list[str]:

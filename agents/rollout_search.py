@@ -47,9 +47,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import pathlib
 import random
+import sys
 import time
+import types
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -74,12 +78,53 @@ SETTINGS: dict[str, tuple[Any, Any, Any]] = {
     "max_candidates": (8, 2, 512),
     "margin": (0.0, 0.0, 2.0),
     "first_place": (0, 0, 1),
+    "lockstep": (0, 0, 1 << 20),
 }
 
 
 def check_settings(settings: Any, where: str = "search settings") -> dict[str, Any]:
     """The complete settings (defaults filled in), or a ``ValueError`` naming what is wrong."""
     return check_ranged_settings(SETTINGS, settings, where)
+
+
+#: The share of this machine's memory that one group of lockstep rollouts may fill.
+LOCKSTEP_MEMORY_SHARE = 0.5
+
+
+def machine_memory() -> int | None:
+    """This machine's physical memory in bytes (None where the system does not say)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+_NOT_COUNTED = (Game, type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
+
+
+def approx_bytes(obj: Any, seen: set[int] | None = None) -> int:
+    """About how much memory ``obj`` holds of its own: containers and attributes followed, numpy arrays by
+    their data; a ``Game`` (shared by every state and agent), modules, classes and functions not counted."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or isinstance(obj, _NOT_COUNTED):
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return sys.getsizeof(obj) + (obj.nbytes if obj.base is None else 0)
+    size = sys.getsizeof(obj)
+    if isinstance(obj, dict):
+        return size + sum(approx_bytes(k, seen) + approx_bytes(v, seen) for k, v in obj.items())
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return size + sum(approx_bytes(v, seen) for v in obj)
+    if isinstance(obj, (str, bytes, int, float, bool, type(None), random.Random)):
+        return size
+    if type(obj).__module__.startswith("torch"):
+        return 0  # a network is shared, never copied per rollout
+    for cls in type(obj).__mro__:
+        slots = getattr(cls, "__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            size += approx_bytes(getattr(obj, name, None), seen)
+    return size + approx_bytes(getattr(obj, "__dict__", {}), seen)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -413,6 +458,55 @@ class RolloutSearchAgent(Agent):
         #: The last search's mean leaf value of each candidate (action -> value, before the margin):
         #: soft targets for a network that learns from the search.
         self.last_values: dict[int, float] = {}
+        #: Lockstep rollouts' own copies of the agents that do not batch, by seat role, one per rollout.
+        self._copies: dict[tuple[str, int], list[Agent]] = {}
+        if self.search["lockstep"]:
+            self._check_lockstep_memory()
+
+    def lockstep_row_bytes(self) -> int:
+        """About how many bytes one lockstep rollout holds at its peak: its position, its own copy of every
+        rollout agent that does not batch, and a batching agent's share of one forward pass
+        (``batch_row_bytes``), measured on the game's default configuration."""
+        game = envs.make_game(self.game_name)
+        state = game.new_initial_state(0)
+        for p in range(game.num_players):
+            game.observe(state, p)  # an observation cache, where the game keeps one, travels with clones
+        shared: set[int] = set()
+        approx_bytes(state, shared)  # what a clone shares with its original costs nothing more
+        size = approx_bytes(state.clone(), shared)
+        batch = 0
+        seats = {self.opponent_factory: game.num_players - 1}
+        for factory in self.rollout_factories:
+            seats[factory] = seats.get(factory, 0) + 1
+        for factory, count in seats.items():
+            agent = factory(0)
+            if _batches(agent):
+                batch = max(batch, int(agent.batch_row_bytes()) if hasattr(agent, "batch_row_bytes") else 0)
+            else:
+                size += count * approx_bytes(agent)
+        return size + batch
+
+    def _check_lockstep_memory(self) -> None:
+        """Refuse a ``lockstep`` whose rollouts would fill more than :data:`LOCKSTEP_MEMORY_SHARE` of this
+        machine's memory, naming what fits."""
+        s, memory = self.search, machine_memory()
+        if not memory:
+            return
+        policies = len(self.rollout_factories)
+        smallest = s["max_candidates"] * policies  # a group holds at least one determinization's rollouts
+        rows = max(s["lockstep"], smallest)
+        per_row = self.lockstep_row_bytes()
+        budget = LOCKSTEP_MEMORY_SHARE * memory
+        if rows * per_row <= budget:
+            return
+        fits = int(budget // per_row)
+        need = f"{rows} rollouts at once, about {per_row / 1024:.0f} KiB each ({rows * per_row / 2**30:.1f} GiB)"
+        room = f"{LOCKSTEP_MEMORY_SHARE:.0%} of this machine's {memory / 2**30:.1f} GiB holds {fits}"
+        if smallest > fits:
+            raise ValueError(f"search settings: lockstep needs {need}, but {room}: lower max_candidates to at most "
+                             f"{max(2, fits // policies)}, or play the rollouts one at a time (lockstep=0)")
+        raise ValueError(f"search settings: lockstep={s['lockstep']} needs {need}, but {room}: "
+                         f"lockstep must be in [1, {fits}] (or 0, one rollout at a time)")
 
     def _factory(self, spec: str | Callable[[int], Agent], what: str) -> Callable[[int], Agent]:
         if isinstance(spec, str):
@@ -479,19 +573,22 @@ class RolloutSearchAgent(Agent):
         candidates = self._candidates(default, legal, roots[0])
         candidates += [a for a in dict.fromkeys(include or ()) if a not in candidates]
         policies = len(self.own_agents)
+        # determinizations played together: one at a time, or as many as lockstep rollouts hold
+        per_group = max(1, s["lockstep"] // (policies * len(candidates))) if s["lockstep"] else 1
+        play = self._play_lockstep if s["lockstep"] else self._play_one_by_one
         totals = np.zeros((policies, len(candidates)))
         done = longest = 0
         while done < s["simulations"]:
-            root = roots[done] if done < len(roots) else game.state_from_view(view, rng)
-            seed = rng.getrandbits(32)
-            for k in range(policies):
-                for i, action in enumerate(candidates):
-                    child = root.clone()
-                    child.apply_unchecked(action)
-                    value, length = self._rollout(child, seed, k)
-                    totals[k, i] += value
-                    longest = max(longest, length)
-            done += 1
+            group = []
+            for _ in range(min(per_group, s["simulations"] - done)):
+                d = done + len(group)
+                root = roots[d] if d < len(roots) else game.state_from_view(view, rng)
+                group.append((root, rng.getrandbits(32)))
+            values, lengths = play(group, candidates)
+            for value in values:  # determinization after determinization, as one at a time sums them
+                totals += value
+            longest = max(longest, int(lengths.max()))
+            done += len(group)
             if deadline is not None and time.perf_counter() >= deadline:
                 break
         self.last_search = {"simulations": done, "candidates": len(candidates),
@@ -500,6 +597,19 @@ class RolloutSearchAgent(Agent):
         self.last_values = {int(a): float(v) for a, v in zip(candidates, means)}
         means[0] += s["margin"]  # candidates[0] is the base agent's choice
         return int(candidates[int(np.argmax(means))])  # argmax keeps the first of equals
+
+    def _play_one_by_one(self, group: list[tuple[State, int]], candidates: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Every rollout of the ``group``'s determinizations ``(root, seed)``, one after the other: their leaf
+        values and lengths, shaped (determinization, rollout policy, candidate)."""
+        shape = (len(group), len(self.own_agents), len(candidates))
+        values, lengths = np.zeros(shape), np.zeros(shape, dtype=np.int64)
+        for d, (root, seed) in enumerate(group):
+            for k in range(shape[1]):
+                for i, action in enumerate(candidates):
+                    child = root.clone()
+                    child.apply_unchecked(action)
+                    values[d, k, i], lengths[d, k, i] = self._rollout(child, seed, k)
+        return values, lengths
 
     def _candidates(self, default: int, legal: list[int], root: State) -> list[int]:
         """The base agent's choice first, then the other legal actions (the best-looking ones one
@@ -534,29 +644,179 @@ class RolloutSearchAgent(Agent):
         for p, agent in enumerate(players):
             agent.rng.seed(seed + p)
             agent.reset(p, game)
-        played = turns = 0
-        others_moved = False
+        line = _Line(state)
         for _ in range(self.search["horizon"]):
-            if state.is_terminal():
+            p = line.to_act(self.seat, self.search["turns"])
+            if p is None:
                 break
-            p = state.current_player()
-            if p != self.seat:
-                others_moved = True
-            elif others_moved:  # the seat's own turn has come round again
-                turns += 1
-                others_moved = False
-                if turns == self.search["turns"]:
-                    break
-            played += 1
-            mask = state.legal_mask()
-            if int(mask.sum()) == 1:
-                action = int(np.flatnonzero(mask)[0])
-            else:
+            action = _forced(state)
+            if action is None:
                 agent = players[p]
                 view = state.player_view(p) if agent.reads_view else {}
                 action = int(agent.act(state.seat_observation(p), view))
             state.apply_unchecked(action)
-        return self._leaf(state), played
+        return self._leaf(state), line.played
+
+    # ------------------------------------------------------------------------------------------
+    # Lockstep rollouts: the same rollouts as _rollout, every one of a group advanced one action a step.
+    def _play_lockstep(self, group: list[tuple[State, int]], candidates: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_play_one_by_one`'s values and lengths, every rollout of the group advanced together: at each
+        step the rollouts whose seat to act is played by a batching agent (``act_batch``) are decided at once,
+        one call for all agents of one ``batch_group`` (the seats of one network), each rollout drawing from
+        its own generator, seeded as :meth:`_rollout` seeds that seat's agent; any other agent plays rollout
+        by rollout, each rollout with its own copy of it, seeded and reset as :meth:`_rollout` does."""
+        game, seat, s = self.game, self.seat, self.search
+        policies, n = len(self.own_agents), game.num_players
+        lines: list[_Line] = []
+        for root, seed in group:
+            for k in range(policies):
+                for action in candidates:
+                    child = root.clone()
+                    child.apply_unchecked(action)
+                    lines.append(_Line(child, seed, k))
+        shared = [[self.own_agents[k] if p == seat else self.rollout_agents[p] for p in range(n)] for k in range(policies)]
+        for k in range(policies):
+            for p, agent in enumerate(shared[k]):
+                if _batches(agent):
+                    agent.reset(p, game)
+        # who plays each seat of each rollout: a shared batching agent, else the rollout's own copy
+        players = []
+        for j, line in enumerate(lines):
+            row = list(shared[line.policy])
+            for p, agent in enumerate(row):
+                if not _batches(agent):
+                    row[p] = agent = self._copy(j, p, line.policy)
+                    agent.rng.seed(line.seed + p)
+                    agent.reset(p, game)
+            players.append(row)
+        active = list(range(len(lines)))
+        for _ in range(s["horizon"]):
+            batches: dict[Any, tuple[Agent, list[tuple[int, int]]]] = {}  # batch group -> (agent, [(rollout, seat)])
+            going = []
+            for j in active:
+                line = lines[j]
+                p = line.to_act(seat, s["turns"])
+                if p is None:
+                    continue
+                going.append(j)
+                state = line.state
+                action = _forced(state)
+                if action is None:
+                    agent = players[j][p]
+                    if _batches(agent):
+                        batches.setdefault(_batch_group(agent), (agent, []))[1].append((j, p))
+                        continue
+                    view = state.player_view(p) if agent.reads_view else {}
+                    action = int(agent.act(state.seat_observation(p), view))
+                state.apply_unchecked(action)
+            for agent, rows in batches.values():
+                states = [lines[j].state for j, _ in rows]
+                # the mask as seat_observation hands it, uncopied: act_batch only reads it
+                observations = [{"observation": game.observe(st, p), "action_mask": st.legal_mask()}
+                                for st, (_, p) in zip(states, rows)]
+                views = [st.player_view(p) for st, (_, p) in zip(states, rows)] if agent.batch_reads_view else None
+                actions = agent.act_batch(observations, views, _RowRandoms(lines, rows))
+                for st, action in zip(states, actions):
+                    st.apply_unchecked(int(action))
+            active = going
+            if not active:
+                break
+        shape = (len(group), policies, len(candidates))
+        values = np.asarray(self._leaves([line.state for line in lines]), dtype=np.float64).reshape(shape)
+        return values, np.asarray([line.played for line in lines], dtype=np.int64).reshape(shape)
+
+    def _copy(self, row: int, p: int, policy: int) -> Agent:
+        """The lockstep rollout ``row``'s own agent for seat ``p`` (under rollout policy ``policy`` at the seat),
+        made once and kept for the agent's later searches."""
+        key = ("own", policy) if p == self.seat else ("other", p)
+        pool = self._copies.setdefault(key, [])
+        factory = self.rollout_factories[policy] if p == self.seat else self.opponent_factory
+        while len(pool) <= row:
+            pool.append(factory(0))  # seeded again before every rollout
+        return pool[row]
+
+    def _leaves(self, states: list[State]) -> list[float]:
+        """:meth:`_leaf` of every state; a value that scores many states at once (``values(states, seat)``) is
+        asked once for all the unfinished ones."""
+        many = getattr(self.value, "values", None)
+        if many is None:
+            return [self._leaf(state) for state in states]
+        out = [self._leaf(state) if state.is_terminal() else 0.0 for state in states]
+        open_ = [i for i, state in enumerate(states) if not state.is_terminal()]
+        for i, value in zip(open_, many([states[i] for i in open_], self.seat)):
+            out[i] = float(value)
+        return out
+
+
+class _Line:
+    """One rollout under way: its position, the actions played, and the turn count that ``turns`` reads."""
+
+    __slots__ = ("state", "seed", "policy", "played", "turns", "others_moved", "rngs")
+
+    def __init__(self, state: State, seed: int = 0, policy: int = 0) -> None:
+        self.state, self.seed, self.policy = state, seed, policy
+        self.played = self.turns = 0
+        self.others_moved = False
+        self.rngs: dict[int, random.Random] = {}
+
+    def rng(self, p: int) -> random.Random:
+        """Seat ``p``'s generator in this rollout, seeded as :meth:`RolloutSearchAgent._rollout` seeds the
+        seat's agent (made when first drawn from: a greedy network never draws)."""
+        rng = self.rngs.get(p)
+        if rng is None:
+            rng = self.rngs[p] = random.Random(self.seed + p)
+        return rng
+
+    def to_act(self, seat: int, turns: int) -> int | None:
+        """The seat to play the next action (counted as played), or None where the rollout ends: the game is
+        over, or (``turns`` > 0) ``seat`` is to act for the ``turns``-th time after other seats have acted."""
+        state = self.state
+        if state.is_terminal():
+            return None
+        p = state.current_player()
+        if p != seat:
+            self.others_moved = True
+        elif self.others_moved:  # the seat's own turn has come round again
+            self.turns += 1
+            self.others_moved = False
+            if self.turns == turns:
+                return None
+        self.played += 1
+        return p
+
+
+def _forced(state: State) -> int | None:
+    """The only legal action, or None where there is a choice (a rollout asks no agent about a forced move)."""
+    mask = state.legal_mask()
+    if np.count_nonzero(mask) == 1:
+        return int(np.flatnonzero(mask)[0])
+    return None
+
+
+class _RowRandoms(Sequence):
+    """The generators of a batch's rows, ``(rollout, seat)`` each, made only where the agent draws."""
+
+    def __init__(self, lines: list[_Line], rows: list[tuple[int, int]]) -> None:
+        self.lines, self.rows = lines, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: int) -> random.Random:  # type: ignore[override]
+        j, p = self.rows[i]
+        return self.lines[j].rng(p)
+
+
+def _batch_group(agent: Agent) -> Any:
+    """Agents of one batch group choose alike for the same observation and generator, so one of them may
+    decide the others' rows (``batch_group()``, as the seats of one network have); else each is its own."""
+    group = getattr(agent, "batch_group", None)
+    return group() if callable(group) else ("agent", id(agent))
+
+
+def _batches(agent: Agent) -> bool:
+    """Whether ``agent`` decides for many positions at once (``act_batch``, as :class:`PolicyAgent` does)."""
+    return callable(getattr(agent, "act_batch", None))
 
 
 def _search_factory(settings: dict[str, Any]) -> Callable[..., RolloutSearchAgent]:

@@ -31,6 +31,7 @@ Settings are validated when the agent is made (:func:`check_search_settings`); a
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,32 @@ class SearchPolicyAgent(PolicyAgent):
         with torch.no_grad():
             logits, values = self.model.logits_and_value(torch.as_tensor(np.stack(observations)))
         return logits.numpy().astype(np.float64), values.numpy().astype(np.float64)
+
+    @property
+    def batch_reads_view(self) -> bool:
+        """Always: the determinizations are drawn from the view."""
+        return True
+
+    def batch_group(self) -> Any:
+        """Its own: each decision searches from the agent's seat."""
+        return ("agent", id(self))
+
+    def act_batch(self, observations: Sequence[dict[str, np.ndarray]], views: Sequence[dict[str, Any]] | None = None,
+                  rngs: Sequence[random.Random] | None = None) -> list[int]:
+        """:meth:`act` row after row (each decision is its own search, batched within itself); row ``i``
+        draws its determinizations from ``rngs[i]`` where given, else from :attr:`rng`."""
+        if views is None or len(views) != len(observations):
+            raise ValueError(f"{self.agent_id or 'policy'}: a search needs one view per observation")
+        if rngs is not None and len(rngs) != len(observations):
+            raise ValueError(f"act_batch: {len(observations)} observations but {len(rngs)} rngs")
+        own, actions = self.rng, []
+        try:
+            for i, (observation, view) in enumerate(zip(observations, views)):
+                self.rng = own if rngs is None else rngs[i]
+                actions.append(self.act(observation, view))
+        finally:
+            self.rng = own
+        return actions
 
     def act(self, observation: dict[str, np.ndarray], view: dict[str, Any]) -> int:
         import torch

@@ -102,8 +102,13 @@ def bootstrap_elo_interval(
     seed: int = 0,
     prior_games: float = 1.0,
     level: float = 0.95,
+    anchor: tuple[str, float] | None = None,
 ) -> dict[str, list[float | None]]:
     """A ``level`` percentile-bootstrap interval of every agent's :func:`bradley_terry` rating.
+
+    With ``anchor = (name, rating)`` every resample's ratings are shifted so that ``name`` has that
+    rating (a ladder's reference agent), so the intervals say how well each rating is known relative
+    to it, and the anchor's own interval is the single point ``rating``.
 
     ``games`` holds each game's pairwise outcomes. Games are resampled with replacement
     ``resamples`` times (within each stratum, e.g. a lineup, when ``strata`` gives one label per
@@ -135,6 +140,8 @@ def bootstrap_elo_interval(
         for members in groups:
             np.add.at(counts, rng.choice(members, size=len(members)), 1.0)
         samples[r] = fit_ratings(np.tensordot(counts, per_game, axes=1), prior_games, tol=1e-7)
+        if anchor is not None:
+            samples[r] += anchor[1] - samples[r][names.index(anchor[0])]
     alpha = (1.0 - level) / 2
     lo, hi = np.quantile(samples, [alpha, 1 - alpha], axis=0) if len(games) else (samples[0], samples[0])
     scored, played = full.sum(axis=1), (full + full.T).sum(axis=1)

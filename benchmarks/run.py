@@ -229,4 +229,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from agents.errors import run_command
+
+    sys.exit(run_command(main, "python -m benchmarks.run"))

@@ -168,4 +168,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    sys.exit(main() and 0)
+    import sys
+
+    from agents.errors import run_command
+
+    sys.exit(run_command(main, "python -m benchmarks.search_eval"))

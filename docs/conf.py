@@ -5,8 +5,8 @@ Build (from the repository root, with the ``docs`` extra installed)::
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 Warnings are errors: a broken cross-reference, a missing include or a docstring autodoc cannot parse
-fails the build. Pages of shipped checkpoints are generated from ``checkpoints/index.json`` and each
-checkpoint's ``eval.json`` at build time (``docs/_generated/``), so they cannot drift from the index.
+fails the build. Each game page's agents table is generated from the ladder shipped with the package
+(``agents/ladders/``) at build time (``docs/_generated/``), so it cannot drift from the data.
 """
 
 from __future__ import annotations
@@ -77,213 +77,92 @@ GAMES = {
 }
 
 
-MOVE_TIMES = DOCS / "reference" / "move_times.json"
-#: The baselines every checkpoint is measured against (columns of the checkpoint tables).
-BASELINES = ("heuristic-v1", "random-v0")
+def _ms(seconds: float) -> str:
+    """A move time for people (CPU time a decision)."""
+    if seconds >= 1:
+        return f"{seconds:.1f} s"
+    return "under 1 ms" if seconds < 0.001 else f"{1000 * seconds:.0f} ms" if seconds >= 0.01 else f"{1000 * seconds:.1f} ms"
 
 
-def _percent(x: float) -> str:
-    return f"{100 * x:.1f}%"
+def _interval(row: dict) -> str:
+    low, high = row["elo_low"], row["elo_high"]
+    if low == high == row["elo"]:
+        return "reference"
+    return f"{'…' if low is None else f'{low:.0f}'}–{'…' if high is None else f'{high:.0f}'}"
 
 
-def _measurements(evaluation: dict) -> list[tuple[str | None, dict]]:
-    """``(command, lineup)`` for every lineup the checkpoint's ``eval.json`` measured, its further
-    evaluations (``more``) included."""
-    found = []
-    for block in [evaluation, *evaluation.get("more", [])]:
-        for outer in block.get("lineups", []):
-            for lineup in outer.get("lineups", []):
-                found.append((outer.get("command") or block.get("command"), lineup))
-    return found
+def _what(row: dict, checkpoint_ids: set[str]) -> str:
+    """What an agent is, in a few words, from its id and registry entry."""
+    agent = row["id"].split("/", 1)[1]
+    if row["id"] in checkpoint_ids:
+        kind = "network with search at play time" if row["searches"] else "trained network"
+        return f"{kind} ([how it was trained](../reference/checkpoints.md))"
+    if agent.startswith("ismcts-"):
+        return "OpenSpiel's information-set MCTS (needs the `openspiel` extra)"
+    text = row["description"].split(";")[0].strip()
+    return text[:1].upper() + text[1:]
 
 
-def _requested_games(command: str | None) -> int | None:
-    words = (command or "").split()
-    return int(words[words.index("--games") + 1]) if "--games" in words else None
+def _rows(rows: list[dict], checkpoint_ids: set[str], start: int = 1) -> list[str]:
+    out = ["| # | agent | Elo | 95% interval | games | time a move | what it is |", "|--:|---|--:|--:|--:|--:|---|"]
+    for n, row in enumerate(rows, start):
+        out.append(f"| {n} | `{row['id'].split('/', 1)[1]}` | {row['elo']:.0f} | {_interval(row)} | {row['games']} | "
+                   f"{_ms(row['seconds_per_move'])} | {_what(row, checkpoint_ids)} |")
+    return out
 
 
-def _row_of(agent: str, lineup: dict) -> dict | None:
-    return next((row for row in lineup.get("agents", []) if row.get("agent") == agent), None)
+def ladder_page(game: str) -> str:
+    """The Markdown of a game's agents, from the ladder shipped with the package: one table per config
+    family with agents of its own, current agents strongest first, then the older versions.
+    A table that cannot be made (a missing or damaged ladder file, an agent of the game missing from
+    it) raises, and so fails the build."""
+    from agents.checkpoint import scan_index
+    from agents.ladder import ladder_configs, ladder_info
+    from training.league.tables import game_tables, table_title
+
+    checkpoint_ids = {entry["id"] for entry in scan_index()[0]}
+    tables = game_tables(game)
+    if [t.config for t in tables] != ladder_configs(game):
+        raise RuntimeError(f"{game}: the ladder files ({ladder_configs(game)}) are not the game's tables "
+                           f"({[t.config for t in tables]}); remake them: python -m training.league --make-ladder {game}")
+    text = []
+    for table in tables:
+        info = ladder_info(game, table.config)
+        rows = info["rows"]
+        missing = sorted(set(table.agents) - {r["id"] for r in rows})
+        if missing:
+            raise RuntimeError(f"{game}: {missing} can sit at {table.label} but are not on its ladder; remake it: "
+                               f"{info['command']}")
+        current = [r for r in rows if not r["superseded_by"]]
+        older = [r for r in rows if r["superseded_by"]]
+        design = info["design"]
+        if len(tables) > 1:
+            text += [f"### {table_title(game, table.config)}", ""]
+        text += [
+            f"`agents.ladder(\"{game}\"{', ' + json.dumps(table.config) if table.config else ''})` returns these rows. "
+            f"Elo is one Bradley–Terry fit with `heuristic-v1` at 1500; 200 points mean the stronger side scores "
+            f"about 76% against the weaker. Every agent played `random-v0` and `heuristic-v1`, "
+            f"{design['games_per_pairing']} games each, seats rotated on the same deals; an agent that searches at "
+            f"play time played `heuristic-v1` alone, {design['search_games_per_pairing']} games "
+            f"({design['slow_games_per_pairing']} for OpenSpiel's IS-MCTS), so its interval is wider. "
+            "*Time a move* is CPU time of one decision on the machine that made the ladder.",
+            "",
+            *_rows(current, checkpoint_ids),
+        ]
+        if older:
+            text += ["", "Older versions, replaced by a newer one of the same family (they still load by id):", "",
+                     *_rows(older, checkpoint_ids, len(current) + 1)]
+        text += ["", "Remake this ladder (every game is seeded: the same command gives the same ratings):", "",
+                 "```bash", info["command"], "```", ""]
+    return "\n".join(text)
 
 
-def _field(agent: str, lineup: dict) -> str | None:
-    """The one opponent id of a lineup whose other teams are all the same agent, else None."""
-    others = {team for team in lineup["teams"] if team != agent}
-    return others.pop() if len(others) == 1 else None
-
-
-def _result(agent: str, command: str | None, lineup: dict, short: bool = False) -> str:
-    """``61/402 wins, 15.2% [12.0, 19.0]``: wins, games, win rate and its Wilson 95% interval."""
-    row = _row_of(agent, lineup)
-    low, high = row["win_rate_ci95"]
-    text = f"{row['wins']}/{row['games']}, {_percent(row['win_rate'])} [{100 * low:.1f}, {100 * high:.1f}]"
-    if short:
-        return text
-    requested = _requested_games(command)
-    if requested and requested != row["games"]:
-        text += f" (`--games {requested}` rounded up to whole seat rotations)"
-    return text
-
-
-def _pair_scores(agent: str, lineup: dict) -> list[tuple[str, str, float, float]]:
-    """``(agent, opponent, score, comparisons)``: the league's pairwise view of one lineup.
-
-    In every game each pair of teams of different agents is a comparison, won by the higher return
-    and drawn when equal. Against a field of one agent the checkpoint's mean score over those
-    comparisons follows from its mean rank r among n teams: (n - r) / (n - 1)."""
-    opponent = _field(agent, lineup)
-    row = _row_of(agent, lineup)
-    if opponent is None or row is None:
-        return []
-    teams = len(lineup["teams"])
-    score = (teams - row["mean_rank"]) / (teams - 1)
-    return [(agent, opponent, score, row["games"] * (teams - 1))]
-
-
-def checkpoint_elo(game: str, entries: list[dict], evaluations: dict[str, dict]) -> dict[str, float]:
-    """One Bradley–Terry fit (``agents.stats.fit_ratings``) over every lineup of the game's checkpoint
-    evaluations, on the Elo scale with ``heuristic-v1`` at 1500 (so the pages of different games read alike)."""
-    from agents.stats import fit_ratings
-
-    pairs = [p for e in entries for command, lineup in _measurements(evaluations[e["id"]])
-             for p in _pair_scores(e["id"], lineup)]
-    names = sorted({name for a, b, _, _ in pairs for name in (a, b)})
-    if not names:
-        return {}
-    index = {name: i for i, name in enumerate(names)}
-    points = [[0.0] * len(names) for _ in names]
-    for a, b, score, count in pairs:
-        points[index[a]][index[b]] += score * count
-        points[index[b]][index[a]] += (1 - score) * count
-    ratings = dict(zip(names, (float(r) for r in fit_ratings(points))))
-    anchor = ratings.get(f"{game}/heuristic-v1", 1500.0)
-    return {name: rating - anchor + 1500 for name, rating in ratings.items()}
-
-
-def _kind(entry: dict, defaults: dict) -> str:
-    kind = "network + search" if "search" in entry["id"].split("/")[1] else "network"
-    changed = {k: v for k, v in (entry.get("config") or {}).items() if k in defaults and defaults[k] != v}
-    if changed:
-        kind += " (" + ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(changed.items())) + ")"
-    return kind
-
-
-def _opponents_heading(game: str, entries: list[dict], evaluations: dict[str, dict], baseline: str) -> str:
-    """Column heading: ``against heuristic-v1``, or ``among three heuristic-v1`` at a table of more teams."""
-    for entry in entries:
-        for _, lineup in _measurements(evaluations[entry["id"]]):
-            if _field(entry["id"], lineup) == f"{game}/{baseline}" and len(lineup["teams"]) > 2:
-                teams = len(lineup["teams"])
-                return f"first places among {_WORDS.get(teams - 1, teams - 1)} `{baseline}`"
-    return f"wins against `{baseline}`"
-
-
-_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
-
-
-def _shell(command: str, width: int = 96) -> list[str]:
-    """A long command broken into shell lines (``\\`` continuations) that fit a page."""
-    lines, line = [], ""
-    for word in command.split():
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line + " \\")
-            line = "    " + word
-        else:
-            line = f"{line} {word}" if line else word
-    return [*lines, line]
-
-
-def _fmt_ms(ms: float) -> str:
-    return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
-
-
-def checkpoint_page(game: str, checkpoints: Path = ROOT / "checkpoints", move_times: Path = MOVE_TIMES) -> str:
-    """The Markdown of a game's shipped checkpoints: a table, strongest first, then each checkpoint's
-    description and the commands that measured it."""
-    import envs
-
-    index = json.loads((checkpoints / "index.json").read_text(encoding="utf-8"))
-    entries = [e for e in index["checkpoints"] if e["game"] == game]
-    evaluations = {e["id"]: json.loads((checkpoints / e["eval"]).read_text(encoding="utf-8")) for e in entries}
-    times = json.loads(move_times.read_text(encoding="utf-8")).get("checkpoints", {}) if move_times.is_file() else {}
-    defaults = envs.make(game, raw=True).game.default_config
-    # One fit per table: checkpoints trained for another config (Sequence's 2 teams of 2) met the
-    # baselines at that table, whose strengths there are not the ones at the default table.
-    # Keywords that change only what a seat observes (Game.observation_keys) leave the table as it is.
-    observation_keys = envs.make(game, raw=True).game.observation_keys
-    tables: dict[str, list[dict]] = {}
-    for entry in entries:
-        config = {k: v for k, v in (entry.get("config") or {}).items() if k not in observation_keys}
-        tables.setdefault(_kind({**entry, "config": config}, defaults).partition(" (")[2].rstrip(")"), []).append(entry)
-    fits = {table: checkpoint_elo(game, group, evaluations) for table, group in tables.items()}
-    elo = {entry["id"]: fits[table][entry["id"]] for table, group in tables.items() for entry in group
-           if entry["id"] in fits[table]}
-    entries.sort(key=lambda e: (-elo.get(e["id"], float("-inf")), e["id"]))
-
-    def strength(entry: dict, baseline: str) -> str:
-        for command, lineup in _measurements(evaluations[entry["id"]]):
-            if _field(entry["id"], lineup) == f"{game}/{baseline}":
-                return _result(entry["id"], command, lineup, short=True)
-        return "not measured"
-
-    headings = [_opponents_heading(game, entries, evaluations, b) for b in BASELINES]
-    teams = max((len(lineup["teams"]) for e in entries for _, lineup in _measurements(evaluations[e["id"]])), default=2)
-    fair = (f"At these tables of {teams} players the fair share of first places, what a player as strong as the others "
-            f"would take, is {_percent(1 / teams)}. ") if teams > 2 else ""
-    text = [
-        f"{len(entries)} trained checkpoints, strongest first. Each column of results gives wins/games, the win "
-        "rate and its Wilson 95% interval, on fresh seeds with the seats rotated (the commands under each "
-        "checkpoint below rerun them). " + fair + "**Kind**: a network plays its most likely legal move; "
-        "*+ search* adds a lookahead over sampled hidden cards at play time (`agents.search`). "
-        "**Elo**: one Bradley–Terry fit over the evaluations of each table (config) on this page, "
-        "`heuristic-v1` set to 1500 at each; at a table of more than two teams each pair of teams in a game counts "
-        "as one comparison, as in the league. **CPU to train**: one core's CPU time of the training run, rounded. "
-        "**Time a move**: CPU time of one decision on one thread "
-        "(`python -m benchmarks.move_times`, which writes `docs/reference/move_times.json`).",
-        "",
-        ":::{container} checkpoint-table",
-        "",
-        f"| id | kind | {headings[0]} | {headings[1]} | Elo | CPU to train | time a move |",
-        "|---|---|---|---|--:|--:|--:|",
-    ]
-    for entry in entries:
-        rating = elo.get(entry["id"])
-        timing = times.get(entry["id"])
-        text.append(
-            f"| `{entry['id']}` | {_kind(entry, defaults)} | {strength(entry, BASELINES[0])} | "
-            f"{strength(entry, BASELINES[1])} | {'—' if rating is None else f'{rating:.0f}'} | "
-            f"{evaluations[entry['id']].get('training_compute', '—').removeprefix('about ')} | "
-            f"{_fmt_ms(timing['ms_per_move']) if timing else '—'} |"
-        )
-    text += ["", ":::"]
-    for table, fit in fits.items():
-        baselines = sorted((name for name in fit if name not in evaluations), key=lambda n: -fit[n])
-        if baselines:
-            where = f" at the table `{table}` (its own fit)" if table else (" at the default table" if len(fits) > 1 else "")
-            text += ["", f"The baselines{where}: " + ", ".join(f"`{name}` {fit[name]:.0f}" for name in baselines) + "."]
-    for entry in entries:
-        evaluation = evaluations[entry["id"]]
-        text += ["", f"**`{entry['id']}`** — {entry['description']}", ""]
-        for command, lineup in _measurements(evaluation):
-            others = sorted({team for team in lineup["teams"] if team != entry["id"]})
-            field = len(lineup["teams"]) - 1
-            against = (f"among {_WORDS.get(field, field)} `{others[0]}`" if field > 1 and len(others) == 1
-                       else "against " + ", ".join(f"`{o}`" for o in others))
-            text.append(f"- {against}: {_result(entry['id'], command, lineup)}")
-            if command:
-                text += ["", "  ```bash", *(f"  {line}" for line in _shell(command)), "  ```", ""]
-        if "final" in evaluation:
-            final = ", ".join(f"`{opponent}` {r['wins']}/{r['games']}" for opponent, r in evaluation["final"].items())
-            text.append(f"- the training run's own evaluation: {final}")
-    return "\n".join(text) + "\n"
-
-
-def write_checkpoint_pages(checkpoints: Path = ROOT / "checkpoints", out: Path = DOCS / "_generated") -> None:
-    """Write ``_generated/checkpoints_<game>.md`` (:func:`checkpoint_page`) for every game."""
+def write_ladder_pages(out: Path = DOCS / "_generated") -> None:
+    """Write ``_generated/ladder_<game>.md`` (:func:`ladder_page`) for every game."""
     out.mkdir(exist_ok=True)
     for game in GAMES:
-        target = out / f"checkpoints_{game}.md"
-        new = checkpoint_page(game, checkpoints)
+        target = out / f"ladder_{game}.md"
+        new = ladder_page(game)
         if not target.exists() or target.read_text(encoding="utf-8") != new:
             target.write_text(new, encoding="utf-8")
 
@@ -353,7 +232,7 @@ def _ancestors(node):
 
 
 def _generate(app) -> None:
-    write_checkpoint_pages()
+    write_ladder_pages()
 
 
 def _clear_api_pages(app) -> None:

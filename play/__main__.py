@@ -6,6 +6,7 @@
   python -m play watch pans_trial_v0 --agents pans_trial_v0/heuristic-v1 pans_trial_v0/experienced-v1
   python -m play replay game.json --gif game.gif --transcript game.txt
   python -m play serve --port 8000
+  python -m play agents pans_trial_v0      (the opponents, strongest first, with Elo and time a move)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 from typing import Any
 
 import envs
+from agents.errors import InputError
 from envs.core.config import parse_key_values
 
 
@@ -52,7 +54,8 @@ def _seats(num: int, humans: list[int], opponents: list[str]) -> list[str]:
     if any(not 0 <= h < num for h in humans):
         raise SystemExit(f"--humans: seats are 0 to {num - 1}, got {humans}")
     if others and not opponents:
-        raise SystemExit("give --opponents: an agent id for every other seat, or one id for all of them")
+        raise SystemExit("give --opponents: an agent id for every other seat, or one id for all of them (python -m "
+                         "play agents GAME lists them, strongest first)")
     if len(opponents) == 1 and others:
         opponents = opponents * len(others)
     if len(opponents) != len(others):
@@ -72,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     t = sub.add_parser("terminal", help="play in this terminal against agents (or hot seat)")
     _add_game_options(t, game_required=False)
     t.add_argument("--opponents", nargs="*", default=[],
-                   help="agent id for each non-human seat in seat order, or one id for all; required unless --resume "
-                        "(list them: python -c 'import agents; print(agents.available())')")
+                   help="agent id (or policy folder) for each non-human seat in seat order, or one id for all; "
+                        "required unless --resume (list them, strongest first: python -m play agents GAME)")
     t.add_argument("--humans", nargs="+", type=int, default=[0],
                    help="the human seats (several = hot seat, the keyboard passed between players; default: 0)")
     t.add_argument("--hint-agent", default=None, help="agent asked by 'hint' (default: the game's best heuristic)")
@@ -108,46 +111,53 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--idle", type=_positive_int, default=1800, metavar="SECONDS",
                    help="a game unused for this long is dropped (default: 1800)")
 
+    a = sub.add_parser("agents", help="the agents that can sit at a table, strongest first (the ladder's order), "
+                       "with Elo and time a move")
+    a.add_argument("game", choices=envs.NAMES, help="the game, by module name")
+    a.add_argument("--config", default=None, help="a named config of the game (e.g. sequence_v0 '2x2'); default: the "
+                   "game's default config")
+    a.set_defaults(set=None)
+
     args = parser.parse_args(argv)
     color = not getattr(args, "no_color", False) and not os.environ.get("NO_COLOR")
 
+    if args.command == "agents":
+        from play.opponents import listing
+
+        print(listing(args.game, _config(args)))
+        return 0
+
     if args.command == "terminal":
-        from play.session import Session, SessionError
+        from play.session import Session
         from play.terminal import TerminalGame
 
-        try:
-            if args.resume:
-                with open(args.resume, "rb") as handle:
-                    raw = handle.read(64 * 1024 * 1024 + 1)
-                if len(raw) > 64 * 1024 * 1024:
-                    raise SystemExit(f"{args.resume}: larger than 64 MiB; not a saved session")
-                try:
-                    data = json.loads(raw)
-                except ValueError as exc:
-                    raise SystemExit(f"{args.resume}: not JSON ({exc})") from None
-                session = Session.load(data)
-            else:
-                if not args.game:
-                    raise SystemExit("give a game (e.g. sequence_v0) or --resume FILE")
-                seats = _seats(_num_seats(args), args.humans, args.opponents)
-                session = Session(args.game, seats, config=_config(args), seed=args.seed, max_cycles=args.max_cycles)
-        except SessionError as exc:
-            raise SystemExit(f"error: {exc}") from None
+        if args.resume:
+            with open(args.resume, "rb") as handle:
+                raw = handle.read(64 * 1024 * 1024 + 1)
+            if len(raw) > 64 * 1024 * 1024:
+                raise InputError(f"{args.resume}: larger than 64 MiB; not a saved session")
+            try:
+                data = json.loads(raw)
+            except ValueError as exc:
+                raise InputError(f"{args.resume}: not a saved session: not JSON ({exc})") from None
+            session = Session.load(data)
+        else:
+            if not args.game:
+                raise SystemExit("give a game (e.g. sequence_v0) or --resume FILE")
+            seats = _seats(_num_seats(args), args.humans, args.opponents)
+            session = Session(args.game, seats, config=_config(args), seed=args.seed, max_cycles=args.max_cycles)
         verdict = TerminalGame(session, color=color, pace=args.pace, hint_agent=args.hint_agent,
                                save_path=args.save, record_path=args.record).run()
         return 130 if verdict == "interrupted" else 0
 
     if args.command == "watch":
-        from play.session import Session, SessionError
+        from play.session import Session
         from play.terminal import watch
 
-        try:
-            n = _num_seats(args)
-            seats = [args.agents[i % len(args.agents)] for i in range(n)]
-            session = Session(args.game, seats, config=_config(args), seed=args.seed, max_cycles=args.max_cycles,
-                              meta={"source": "watch"})
-        except SessionError as exc:
-            raise SystemExit(f"error: {exc}") from None
+        n = _num_seats(args)
+        seats = [args.agents[i % len(args.agents)] for i in range(n)]
+        session = Session(args.game, seats, config=_config(args), seed=args.seed, max_cycles=args.max_cycles,
+                          meta={"source": "watch"})
         try:
             watch(session, pace=args.pace, color=color, max_moves=args.max_moves)
         except KeyboardInterrupt:
@@ -157,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     if args.command == "replay":
-        from agents.records import RecordError, load_record
+        from agents.records import load_record
         from play.replay import transcript, write_gif, write_png
 
         try:
@@ -171,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
                 from agents.records import replay
 
                 replay(record)  # refuse a record that does not replay, even for the transcript alone
-        except (RecordError, OSError) as exc:
-            raise SystemExit(f"error: {exc}") from None
+        except OSError as exc:
+            raise InputError(f"{args.record}: {exc.strerror or exc}") from None
         if args.transcript:
             with open(args.transcript, "w") as handle:
                 handle.write(text)
@@ -209,4 +219,10 @@ def _num_seats(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    import sys
+
+    from agents.errors import run_command
+
+    from play.session import SessionError
+
+    sys.exit(run_command(main, "python -m play", also=(SessionError,)))

@@ -34,6 +34,7 @@ the runner from the saved position.
 
 from __future__ import annotations
 
+import json
 import random
 import secrets
 from collections.abc import Sequence
@@ -63,6 +64,31 @@ class SessionError(ValueError):
     """A request the session cannot honour (not your turn, illegal move, bad save, ...)."""
 
 
+def value_words(value: Any) -> str:
+    """A value someone sent, in words for the message that refuses it: "nothing", "a boolean",
+    ``"abc"`` (text, quoted and cut short), ``2.5``, "a list", ... — never a Python repr."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):g}"
+    if isinstance(value, str):
+        return f'"{value[:40]}{"..." if len(value) > 40 else ""}"' if value else "empty text"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "a value of another kind"
+
+
+def listed(items: Sequence[Any]) -> str:
+    """Items for a message: ``a, b, c`` (no brackets, no quotes)."""
+    return ", ".join(str(item) for item in items) or "none"
+
+
 class UndoRefused(SessionError):
     """Undo is not possible here; the message says why."""
 
@@ -81,7 +107,7 @@ def resolve_config(game_name: str, config: str | dict[str, Any] | None) -> dict[
         return dict(config)
     families = config_families(game_name)
     if config not in families:
-        raise SessionError(f"{game_name} has no config named {config!r}; known: {sorted(families)}")
+        raise SessionError(f"{game_name} has no config named {value_words(config)}; its configs: {listed(sorted(families))}")
     return families[config]
 
 
@@ -104,8 +130,9 @@ def agent_misfit(agent_id: str, game: Game) -> str | None:
     if trained.same_rules(game):
         return None
     differ = trained.rule_differences(game)
-    return (f"{agent_id} was trained for another table: its rules differ from this game's in {differ} "
-            f"({', '.join(f'{k}={trained.config.get(k)!r}' for k in differ)})")
+    return (f"{agent_id} was trained for another table: it was trained with "
+            f"{listed(f'{k}={json.dumps(trained.config.get(k))}' for k in differ)}, "
+            f"this table has {listed(f'{k}={json.dumps(game.config.get(k))}' for k in differ)}")
 
 
 def agents_for(game_name: str, config: str | dict[str, Any] | None = None) -> list[str]:
@@ -114,10 +141,17 @@ def agents_for(game_name: str, config: str | dict[str, Any] | None = None) -> li
     return [a for a in agents.available(game_name) if agent_misfit(a, game) is None]
 
 
+def unknown_game(game_name: Any) -> SessionError:
+    """The refusal of a game that is not one of ours, naming the games."""
+    if game_name is None:
+        return SessionError(f"no game given; the games: {listed(envs.NAMES)}")
+    return SessionError(f"unknown game {value_words(game_name)}; the games: {listed(envs.NAMES)}")
+
+
 def make_game(game_name: str, config: str | dict[str, Any] | None = None) -> Game:
     """The configured game; an unknown game or a bad config is a :class:`SessionError`."""
     if game_name not in envs.NAMES:
-        raise SessionError(f"unknown game {game_name!r}; games: {list(envs.NAMES)}")
+        raise unknown_game(game_name)
     try:
         return envs.make_game(game_name, **resolve_config(game_name, config))
     except ConfigError as exc:
@@ -177,30 +211,30 @@ class Session:
                  seed: int | None = None, max_cycles: int | None = None, agent_seed: int | None = None,
                  meta: dict[str, Any] | None = None, state: dict[str, Any] | None = None) -> None:
         if game_name not in envs.NAMES:
-            raise SessionError(f"unknown game {game_name!r}; games: {list(envs.NAMES)}")
+            raise unknown_game(game_name)
         self.game_name = game_name
         config = resolve_config(game_name, config)
         n = seat_count(game_name, config)
         seats = list(seats)
         if len(seats) != n:
-            raise SessionError(f"{game_name} with config {config} has {n} seats; got {len(seats)} "
-                               f"seat assignments ({seats})")
+            raise SessionError(f"{game_name} with this config has {n} seats; got {len(seats)} "
+                               f"seat assignments ({listed(seats)})")
         known = agents.available(game_name)
         for i, who in enumerate(seats):
             if who != HUMAN and who not in known:
-                raise SessionError(f"seat {i}: {who!r} is neither 'human' nor an agent of {game_name}; "
-                                   f"agents for this table: {agents_for(game_name, config)}")
+                raise SessionError(f"seat {i}: {value_words(who)} is neither 'human' nor an agent of {game_name}; "
+                                   f"agents for this table: {listed(agents_for(game_name, config))}")
         table = make_game(game_name, config)
         for i, who in enumerate(seats):
             misfit = agent_misfit(who, table) if who != HUMAN else None
             if misfit is not None:
-                raise SessionError(f"seat {i}: {misfit}; agents for this table: {agents_for(game_name, config)}")
+                raise SessionError(f"seat {i}: {misfit}; agents for this table: {listed(agents_for(game_name, config))}")
         self.seats = seats
         self.hidden = envs.game_class(game_name).hidden_information
         if seed is None:
             seed = secrets.randbits(31)
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-            raise SessionError(f"seed must be an integer in [0, 2**63), got {seed!r}")
+            raise SessionError(f"the seed must be a whole number from 0 to 2**63 - 1; got {value_words(seed)}")
         self.seed = seed
         self.agent_seed = seed if agent_seed is None else agent_seed
         self.agents = {i: agents.make(who, seed=self.agent_seed + i) for i, who in enumerate(seats) if who != HUMAN}
@@ -334,7 +368,7 @@ class Session:
                 "action": ev.action if visible else None,
                 "name": ev.name if visible else None,
                 "text": f"{self.seat_label(ev.seat)}: {ev.labels.get(seat) or ev.label or ev.name}" if visible
-                else f"{self.seat_label(ev.seat)} made a hidden choice ({ev.phase})",
+                else f"{self.seat_label(ev.seat)} made a hidden choice",
                 "story": list(ev.story.get(seat, ())),
             })
         return out
@@ -368,14 +402,15 @@ class Session:
         if seat != to_act:
             raise SessionError(f"it is player_{to_act}'s turn, not player_{seat}'s")
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise SessionError(f"a move is an action id (an integer), got {action!r}")
-        legal = self.runner.legal_actions()
-        if int(action) not in legal:
-            name = self.game.action_to_string(int(action)) if 0 <= int(action) < self.game.num_actions \
-                else "no such action"
-            raise SessionError(f"action {action} ({name}) is not legal now; legal: "
-                               f"{', '.join(self.game.action_to_string(a) for a in legal[:12])}"
-                               f"{' ...' if len(legal) > 12 else ''}")
+            raise SessionError(f"a move is an action number; got {value_words(action)}")
+        legal = self.legal_moves()
+        shown = f"{'; '.join(name for _, name in legal[:12])}{' ...' if len(legal) > 12 else ''}"
+        if not 0 <= int(action) < self.game.num_actions:
+            raise SessionError(f"there is no action number {int(action)} in {self.game_name} (they run from 0 to "
+                               f"{self.game.num_actions - 1}); the legal moves now: {shown}")
+        if int(action) not in {a for a, _ in legal}:
+            name = label(self.game, self.runner.state.player_view(seat), int(action))
+            raise SessionError(f"action {int(action)} ({name}) is not legal now; the legal moves: {shown}")
         self._undo.append((self.runner.env.save_state(), len(self.record.moves)))
         self.runner.apply(int(action), seat)
         return self.events[-1]
@@ -407,13 +442,13 @@ class Session:
             raise SessionError("the game is over; nothing to hint")
         agent_id = agent_id or default_hint_agent(self.game_name)
         if agent_id not in agents.available(self.game_name):
-            raise SessionError(f"no agent {agent_id!r} for {self.game_name}; agents for this table: "
-                               f"{agents_for(self.game_name, self.game.config)}")
+            raise SessionError(f"no agent {value_words(agent_id)} for {self.game_name}; agents for this table: "
+                               f"{listed(agents_for(self.game_name, self.game.config))}")
         try:
             action = decide(agent_id, self.runner.state, seed=self.agent_seed + 1000 + len(self.record.moves))
         except IllegalActionError as exc:
             raise SessionError(f"no hint: {exc}") from None
-        return action, self.game.action_to_string(action), agent_id
+        return action, label(self.game, self.runner.state.player_view(self.to_act()), action), agent_id
 
     def _visible(self, state, mover: int, action: int, viewer: int) -> bool:
         """Could ``viewer`` tell ``action`` from every other legal action of ``mover`` in ``state``?"""
@@ -493,10 +528,10 @@ class Session:
         ``seats`` may reassign who plays each seat (e.g. take over a seat from an agent).
         """
         if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
-            raise SessionError(f"not a saved play session (expected format {SESSION_FORMAT!r})")
+            raise SessionError(f"not a saved play session (a saved session has the format {SESSION_FORMAT})")
         unknown = sorted(set(data) - {"format", "state", "record", "agent_seed", "undos"})
         if unknown:
-            raise SessionError(f"saved session has unknown keys {unknown}")
+            raise SessionError(f"the saved session has fields this version does not know: {listed(unknown)}")
         try:
             record = Record.from_dict(data.get("record"))
         except RecordError as exc:
@@ -505,7 +540,7 @@ class Session:
         undos = data.get("undos", 0)
         for key, value in (("agent_seed", agent_seed), ("undos", undos)):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
-                raise SessionError(f"saved session's {key} must be an integer >= 0, got {value!r}")
+                raise SessionError(f"the saved session's {key} must be a whole number >= 0; got {value_words(value)}")
         record.result = None  # recomputed below
         befores: list[dict[str, Any]] = []
         previous: list[dict[str, Any]] = []
@@ -546,7 +581,7 @@ class Session:
     # ------------------------------------------------------------------------------------------
     def _check_seat(self, seat: Any) -> None:
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < len(self.seats):
-            raise SessionError(f"seat must be an integer in [0, {len(self.seats)}), got {seat!r}")
+            raise SessionError(f"the seat must be a whole number from 0 to {len(self.seats) - 1}; got {value_words(seat)}")
 
 
 def default_hint_agent(game_name: str) -> str:

@@ -10,7 +10,9 @@ A game tells its story in a module beside its picture, ``envs/<game>/story.py``,
   the move). Since the story of a game with hidden information is built from the viewer's views
   alone, it can tell nothing that seat may not know.
 * optionally ``label(game, view, action) -> str``: the move's name for a person (players by name,
-  squares and cards by what they are); default: ``Game.action_to_string``.
+  squares and cards by what they are); default: ``Game.action_to_string``. :func:`label` is the one
+  way the front ends name a move (the move list, the log, a hint, a refused move), and no name it
+  gives holds an identifier of the code: a ``snake_case`` word is written as words.
 * optionally ``ending(game, view) -> str``: who won and why, in words ("" if nothing to add).
 * optionally ``turn(game, view) -> str``: the picture's turn line, in words (whose move, what is asked).
 * optionally ``waiting(game, view) -> str``: why the viewer cannot act for a while (its bot follows a
@@ -22,6 +24,7 @@ A game without such a module has no story beyond the move list.
 from __future__ import annotations
 
 import importlib
+import re
 from types import ModuleType
 from typing import Any
 
@@ -52,12 +55,22 @@ def tell(game, before: Any, after: Any, seat: int, action: int | None, viewer: i
                             states=states))
 
 
+#: A word joined by underscores (``steal_life``), but not a seat (``player_3``: the project's name for one).
+SNAKE_CASE = re.compile(r"\b(?!player_\d+\b)([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)\b")
+
+
+def plain_words(text: str) -> str:
+    """``text`` with every ``snake_case`` word written as words (``steal_life`` -> ``steal life``)."""
+    return SNAKE_CASE.sub(lambda m: m.group(1).replace("_", " "), text)
+
+
 def label(game, view: dict[str, Any], action: int) -> str:
-    """The name of ``action`` for a person who sees ``view``."""
+    """The name of ``action`` for a person who sees ``view``: the game's story ``label``, else its
+    ``action_to_string``; in plain words either way."""
     module = story_module(game)
     if module is not None and hasattr(module, "label"):
-        return module.label(game, view, int(action))
-    return game.action_to_string(int(action))
+        return plain_words(module.label(game, view, int(action)))
+    return plain_words(game.action_to_string(int(action)))
 
 
 def ending(game, view: dict[str, Any]) -> str:

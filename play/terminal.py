@@ -5,8 +5,10 @@ with 24-bit ANSI colours unless ``color=False`` (or ``NO_COLOR`` is set), and fi
 the shipped configs. The legal moves are listed by name and numbered; a move is chosen by its
 number or by a unique prefix of its name. Commands: ``help``, ``hint [AGENT]``, ``undo``,
 ``save [PATH]``, ``quit``. Under each move, what it caused (the game's story); when the player cannot
-act for a while the terminal says why and offers to skip to the next decision; Ctrl-C leaves the game
-cleanly, writing the record first.
+act for a while the terminal says why and offers to skip to the next decision. At every prompt (the
+move prompt, the offer to skip, the hot seat's hand-over) ``quit`` and Ctrl-D leave the game and
+``help`` says what the prompt asks; Ctrl-C leaves the game cleanly too. The record is written first
+whichever way the game is left.
 """
 
 from __future__ import annotations
@@ -34,8 +36,14 @@ Commands:
   hint [AGENT]    what an agent would play here (default: {hint})
   undo            take back your last move (refused once it revealed hidden information)
   save [PATH]     save the game to PATH (default: {save}); resume with --resume PATH
-  quit            stop (the game is not saved unless you saved it; Ctrl-C too)"""
+  quit            stop (the game is not saved unless you saved it; Ctrl-C and Ctrl-D too)"""
 COMMANDS = ("help", "moves", "hint", "undo", "save", "quit")
+#: What the prompts that are not the move prompt take, besides their own answers.
+OTHER_PROMPTS_HELP = "At this prompt 'help' shows this text, and 'quit' (or Ctrl-D) leaves the game."
+WAIT_PROMPT = "Press Enter to watch, or type 'skip' to go to your next move (or the end), 'quit' to leave: "
+WAIT_HELP = """\
+You cannot act for a while (the reason is above). Press Enter to watch the other players' moves
+one by one, or type 'skip' to see them all at once, up to your next move (or the end)."""
 #: The pause between two moves of the same agent, as a share of the pause after its turn.
 SAME_TURN_PACE = 0.2
 
@@ -213,8 +221,8 @@ def choose(text: str, moves: list[tuple[int, str]],
             return matches[0][0]
     if matches:
         shown = ", ".join(name for _, name in matches[:6]) + (" ..." if len(matches) > 6 else "")
-        raise ValueError(f"{text!r} matches {len(matches)} moves ({shown}); type more of the name or a number")
-    raise ValueError(f"no legal move is named {text!r}; type a number from 1 to {len(moves)}, "
+        raise ValueError(f"'{text}' matches {len(matches)} moves ({shown}); type more of the name or a number")
+    raise ValueError(f"no legal move is named '{text}'; type a number from 1 to {len(moves)}, "
                      "the beginning of a move's name, a square like 'r3c4', or 'help'")
 
 
@@ -241,6 +249,10 @@ def _by_words(words: list[str], moves: list[tuple[int, str]],
 
 
 # ----------------------------------------------------------------------------------------------
+class Quit(Exception):
+    """The player typed 'quit' (or Ctrl-D) at a prompt: the game is left."""
+
+
 class TerminalGame:
     """Plays a session in a terminal; ``read`` and ``out`` are injectable for tests."""
 
@@ -276,17 +288,20 @@ class TerminalGame:
     def _run(self) -> str:
         s = self.session
         # The seed is shown only at the end: the deck order follows from it.
-        self.say(textwrap.fill(f"{s.game_name} {s.game.config}; seats: "
+        config = ", ".join(f"{k}={json.dumps(v)}" for k, v in s.game.config.items())
+        self.say(textwrap.fill(f"{s.game_name} ({config}); seats: "
                                + ", ".join(f"player_{i} {who}" for i, who in enumerate(s.seats)), self.width))
         self.say("Type 'help' for the commands.")
-        while not s.over:
-            self._agents_move()
-            if s.over:
-                break
-            if self._human_turn() == "quit":
-                self._write_record()
-                self.say("Bye.")
-                return "quit"
+        try:
+            while not s.over:
+                self._agents_move()
+                if s.over:
+                    break
+                self._human_turn()
+        except Quit:
+            self._write_record()
+            self.say("Bye.")
+            return "quit"
         viewer = s.humans[0] if s.humans else 0
         self.say(draw_picture(picture(s.game, s.view(viewer)), self.color))
         self.say(f"Game over: {s.describe_result()} (seed {s.seed})")
@@ -330,18 +345,36 @@ class TerminalGame:
             return False
         self.told_wait = why
         self.say(textwrap.fill(f"You cannot act now: {why}.", self.width, subsequent_indent="    "))
-        try:
-            answer = self._read("Press Enter to watch, or type 'skip' to go to your next move (or the end): ")
-        except EOFError:
-            return True
-        return answer.strip().lower().startswith("s")
+        answer = self._ask(WAIT_PROMPT, WAIT_HELP).strip().lower()
+        return bool(answer) and "skip".startswith(answer)  # anything else (Enter) watches
 
-    def _human_turn(self) -> str | None:
+    def _ask(self, prompt: str, meaning: str) -> str:
+        """An answer at a prompt other than the move prompt: 'quit' or Ctrl-D leaves the game
+        (:class:`Quit`), 'help' says what the prompt asks (``meaning``) and asks again."""
+        while True:
+            try:
+                text = self._read(prompt)
+            except EOFError:
+                self.say("")
+                raise Quit from None
+            word = text.strip().lower()
+            if word == "quit":
+                raise Quit
+            if word == "help":
+                self.say(meaning)
+                self.say(OTHER_PROMPTS_HELP)
+                continue
+            return text
+
+    def _human_turn(self) -> None:
+        """One human move (or a command that takes the turn back, ``undo``); :class:`Quit` to leave."""
         s = self.session
         seat = s.human_to_act()
         if len(s.humans) > 1 and seat != self.last_seat:
             self.say("\n" * 3 + ("\x1b[2J\x1b[H" if self.color else ""))
-            self._read(f"Hot seat: pass the keyboard to player_{seat}, then press Enter ")
+            self._ask(f"Hot seat: pass the keyboard to player_{seat}, then press Enter ",
+                      f"Hot seat: the board of player_{seat} is shown next, so player_{seat} alone should be at "
+                      "the keyboard; press Enter when they are.")
         self.last_seat = seat
         self._show(seat)
         moves = s.legal_moves()
@@ -350,7 +383,8 @@ class TerminalGame:
             try:
                 text = self._read(f"player_{seat}> ")
             except EOFError:
-                return "quit"
+                self.say("")
+                raise Quit from None
             word, _, rest = text.strip().partition(" ")
             rest = rest.strip()
             if not text.strip():
@@ -358,8 +392,10 @@ class TerminalGame:
                 continue
             if word.lower() in COMMANDS:
                 verdict = self._command(word.lower(), rest, seat)
-                if verdict in ("quit", "moved"):
-                    return verdict
+                if verdict == "quit":
+                    raise Quit
+                if verdict == "moved":
+                    return
                 continue
             try:
                 action = choose(text, moves, squares)
@@ -368,7 +404,7 @@ class TerminalGame:
                 continue
             event = s.play(seat, action)
             self._tell(s.events_for(seat, event.index - 1)[0], event)
-            return None
+            return
 
     def _command(self, word: str, rest: str, seat: int) -> str | None:
         s = self.session
@@ -449,8 +485,8 @@ def watch(session: Session, pace: float = 0.5, out: TextIO | None = None, color:
         moves += 1
         text = session.game.render_text(session.runner.state)
         clear = "\x1b[2J\x1b[H" if color else "\n"
-        print(f"{clear}move {event.index}: player_{event.seat} ({session.seats[event.seat]}): {event.name}\n{text}",
-              file=out, flush=True)
+        print(f"{clear}move {event.index}: player_{event.seat} ({session.seats[event.seat]}): "
+              f"{event.label or event.name}\n{text}", file=out, flush=True)
         if pace:
             time.sleep(pace if session.to_act() != event.seat else pace * SAME_TURN_PACE)
     print(f"Game over: {session.describe_result()}; {session.end_text()}" if session.over

@@ -29,12 +29,19 @@ API (JSON):
 ``GET  /api/sessions/{id}/record``       the record, once the game is over (409 before)
 ``DELETE /api/sessions/{id}``            leave the game (the page does so when it starts another)
 =======================================  ==========================================================
+
+A request body larger than 16 KiB is refused with 413 before it is read: from its ``Content-Length``
+when it gives one, else (a chunked body) as soon as more than that has come; the connection is then
+closed, so the rest is never read. An error the server did not expect answers 500 with a plain
+message and an error id; what went wrong (its type and traceback) goes to the server's log under
+that id, never to the page.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import pathlib
 import os
 import secrets
@@ -47,19 +54,29 @@ from typing import Any
 import agents
 import envs
 from agents.records import HUMAN
+from agents.errors import BAD_INPUT, one_line
+from play.opponents import opponents
 from play.session import (
     Session,
     SessionError,
     agents_for,
     config_families,
     default_hint_agent,
+    listed,
     resolve_config,
     seat_count,
+    unknown_game,
+    value_words,
 )
 from play.views import action_square, picture
 
 STATIC = pathlib.Path(__file__).with_name("static")
+#: The largest request body the server reads (bytes); a larger one is answered 413 unread.
 MAX_BODY = 16 * 1024
+#: The server's log: unexpected errors, each with the id its 500 answer names.
+LOG = logging.getLogger("play.web")
+#: Where, in a request's ASGI scope, the id of its unexpected error is kept once logged.
+ERROR_ID = "play.error_id"
 #: How many games the server holds at once; beyond that a new game is refused (503) until one expires.
 MAX_SESSIONS = 64
 #: The interpreter's thread switch interval (seconds) while serving (Python's default is 0.005).
@@ -148,14 +165,118 @@ def lower_priority() -> None:
 _thread_flags = threading.local()
 
 
+# ----------------------------------------------------------------------------------------------
+# Limits before work, and the last word on errors nobody expected
+def body_too_large_text(limit: int = MAX_BODY) -> str:
+    return f"the request body is larger than {limit // 1024} KiB ({limit} bytes), the most this server reads"
+
+
+def internal_error_text(error_id: str) -> str:
+    return f"internal error (id {error_id}); see the server log"
+
+
+def log_unexpected(scope: dict[str, Any], exc: BaseException) -> str:
+    """Log ``exc`` (its type and traceback) under a new error id, kept in ``scope``; returns the id."""
+    error_id = scope.get(ERROR_ID)
+    if error_id is None:
+        error_id = scope[ERROR_ID] = secrets.token_hex(4)
+        LOG.error("internal error (id %s) on %s %s", error_id, scope.get("method"), scope.get("path"),
+                  exc_info=(type(exc), exc, exc.__traceback__))
+    return error_id
+
+
+async def _send_json(send, status: int, data: dict[str, Any], close: bool = False) -> None:
+    body = json.dumps(data).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+class Guard:
+    """ASGI wrapper round the app: request bodies over ``limit`` refused before they are read, and any
+    error the app let through answered with a plain 500 naming an error id (the details in the log).
+
+    A body that declares its length (``Content-Length``) over the limit is answered 413 at once,
+    unread. A body without one (chunked) is taken in as it comes and answered 413 as soon as more than
+    ``limit`` bytes have come (the server hands the body over in pieces of at most 64 KiB); a body within
+    the limit is handed to the app whole. A 413 closes the connection, so the rest of the body is never
+    read.
+    """
+
+    def __init__(self, app, limit: int = MAX_BODY) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            receive = await self._within_limit(scope, receive, tracked)
+            if receive is not None:
+                await self.app(scope, receive, tracked)
+        except Exception as exc:  # the last word: nothing reaches the server but the log line
+            error_id = log_unexpected(scope, exc)
+            if not started:
+                await _send_json(tracked, 500, {"error": internal_error_text(error_id)}, close=True)
+
+    async def _within_limit(self, scope, receive, send):
+        """``receive`` for the app, or None when the body was too large (413 sent)."""
+        declared = [v for k, v in scope["headers"] if k.lower() == b"content-length"]
+        if declared:
+            try:
+                length = int(declared[0])
+            except ValueError:
+                length = self.limit + 1  # the server checks the header; this is never reached behind it
+            if length > self.limit:
+                await _send_json(send, 413, {"error": body_too_large_text(self.limit)}, close=True)
+                return None
+            return receive
+        pieces, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return receive  # the client left: the app finds that out for itself
+            piece = message.get("body", b"")
+            size += len(piece)
+            if size > self.limit:
+                await _send_json(send, 413, {"error": body_too_large_text(self.limit)}, close=True)
+                return None
+            pieces.append(piece)
+            if not message.get("more_body", False):
+                break
+        whole = {"type": "http.request", "body": b"".join(pieces), "more_body": False}
+        handed = False
+
+        async def replay():
+            nonlocal handed
+            if not handed:
+                handed = True
+                return whole
+            return await receive()
+
+        return replay
+
+
 def games_catalogue() -> list[dict[str, Any]]:
     out = []
     for name in envs.NAMES:
         families = config_families(name)
         seats = {k: seat_count(name, v) for k, v in families.items()}
         fit = {k: agents_for(name, v) for k, v in families.items()}
+        ranked = {k: opponents(name, v) for k, v in families.items()}
         out.append({"name": name, "configs": families, "seats": seats, "agents": agents.available(name),
-                    "agents_by_config": fit,
+                    "agents_by_config": fit, "opponents_by_config": ranked,
                     "default_opponent": default_hint_agent(name)})
     return out
 
@@ -197,11 +318,13 @@ def seat_state(session: Session, seat: int, sid: str, since: int = 0) -> dict[st
 
 def create_app(store: Store | None = None,
                on_response: Callable[[Session, int, dict[str, Any]], None] | None = None):
-    """The Starlette app. ``on_response(session, seat, body)`` sees every state sent (for tests).
+    """The app: Starlette's, inside a :class:`Guard`. ``on_response(session, seat, body)`` sees every
+    state sent (for tests).
 
     Agent moves, hints and new games run in worker threads, off the event loop, so one agent
     thinking holds up no other game; one game's requests run one at a time (its lock). Every error a
-    page can meet is answered as JSON ``{"error": ...}``, an unexpected one with status 500.
+    page can meet is answered as JSON ``{"error": ...}``; an unexpected one with status 500 and an
+    error id, its details in the server's log (:data:`LOG`).
     """
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
@@ -216,9 +339,7 @@ def create_app(store: Store | None = None,
         return JSONResponse({"error": message}, status_code=status)
 
     async def body_of(request: Request) -> dict[str, Any]:
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
-            raise SessionError(f"request body larger than {MAX_BODY} bytes")
+        raw = await request.body()  # at most MAX_BODY bytes: the Guard refused anything larger
         try:
             data = json.loads(raw or b"{}")
         except (ValueError, RecursionError):
@@ -270,26 +391,27 @@ def create_app(store: Store | None = None,
     def new_session(data: dict[str, Any]) -> tuple[Session, int]:
         game = data.get("game")
         if game not in envs.NAMES:
-            raise SessionError(f"unknown game {game!r}; games: {list(envs.NAMES)}")
+            raise unknown_game(game)
         name = data.get("config")
         if name is not None and not isinstance(name, str):
             raise SessionError("config must be the name of one of the game's configs "
-                               f"({sorted(config_families(game))})")
+                               f"({listed(sorted(config_families(game)))}); got {value_words(name)}")
         config = resolve_config(game, name)
         max_cycles = data.get("max_cycles")
         if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, int)
                                        or not 1 <= max_cycles <= 100_000):
-            raise SessionError(f"max_cycles must be an integer in [1, 100000], got {max_cycles!r}")
+            raise SessionError(f"Max cycles must be a whole number from 1 to 100000; got {value_words(max_cycles)}")
         n = seat_count(game, config)
         seat = data.get("seat", 0)
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
-            raise SessionError(f"seat must be an integer in [0, {n}), got {seat!r}")
+            raise SessionError(f"seat must be a whole number from 0 to {n - 1}; got {value_words(seat)}")
         opponents = data.get("opponents") or default_hint_agent(game)
         if isinstance(opponents, str):
             opponents = [opponents] * (n - 1)
         if not isinstance(opponents, list) or len(opponents) != n - 1 or \
                 not all(isinstance(o, str) for o in opponents):
-            raise SessionError(f"opponents must be one agent id or a list of {n - 1} agent ids")
+            raise SessionError(f"opponents must be one agent id or a list of {n - 1} agent ids; "
+                               f"got {value_words(opponents)}")
         seats = list(opponents)
         seats.insert(seat, HUMAN)
         session = Session(game, seats, config=config, seed=data.get("seed"), max_cycles=max_cycles,
@@ -304,8 +426,8 @@ def create_app(store: Store | None = None,
             sid = store.add(session, seat)
         except StoreFull as exc:
             return error(503, str(exc))
-        except SessionError as exc:
-            return error(400, str(exc))
+        except (SessionError, *BAD_INPUT) as exc:  # an opponent's damaged checkpoint too: refused, the server goes on
+            return error(400, one_line(exc))
         entry = store.get(sid)
         async with entry.lock:
             return JSONResponse(await run_in_threadpool(state_of, session, seat, sid))
@@ -315,7 +437,7 @@ def create_app(store: Store | None = None,
         try:
             since = int(request.query_params.get("since", "0"))
         except ValueError:
-            return error(400, "since must be an integer")
+            return error(400, "since must be a whole number (the number of moves already seen)")
         # Inline: a state is quick to build, and a hop to a worker thread would queue it behind
         # thinking agents for the interpreter lock.
         return JSONResponse(state_of(session, seat, sid, max(0, since)))
@@ -411,7 +533,8 @@ def create_app(store: Store | None = None,
         return error(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}")
 
     async def unexpected(request: Request, exc: Exception) -> Response:
-        return error(500, f"the server failed on this request ({type(exc).__name__}: {exc})")
+        # Starlette raises the error again after this answer: the Guard outside sees it logged already.
+        return error(500, internal_error_text(log_unexpected(request.scope, exc)))
 
     routes = [
         Route("/", index),
@@ -427,7 +550,8 @@ def create_app(store: Store | None = None,
         Route("/api/sessions/{sid}/hint", hint),
         Route("/api/sessions/{sid}/record", record),
     ]
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: unexpected})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: unexpected})
+    return Guard(app)
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, max_games: int = MAX_SESSIONS,
@@ -440,6 +564,11 @@ def serve(host: str = "127.0.0.1", port: int = 8000, max_games: int = MAX_SESSIO
     # from a thinking agent within a millisecond, so other games' requests are not held up.
     sys.setswitchinterval(SWITCH_INTERVAL)
     store = Store(limit=max_games, idle_seconds=idle_seconds)
+    if not LOG.handlers:  # the server's log: standard error, beside uvicorn's own lines
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        LOG.addHandler(handler)
+        LOG.setLevel(logging.INFO)
     print(f"Open http://{host}:{port}/ in a browser (Ctrl-C stops the server); up to {max_games} games, "
           f"each dropped after {idle_seconds:g} s unused.")
     uvicorn.run(create_app(store), host=host, port=port, log_level="warning")

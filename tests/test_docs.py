@@ -62,16 +62,42 @@ def load_conf():
     return conf
 
 
-def test_checkpoint_pages_list_every_indexed_checkpoint_with_its_evaluation(tmp_path):
+def test_each_game_page_lists_every_agent_of_its_ladder_strongest_first(tmp_path):
+    from agents.ladder import ladder, ladder_configs
+
     conf = load_conf()
-    conf.write_checkpoint_pages(out=tmp_path)
-    index = json.loads((ROOT / "checkpoints" / "index.json").read_text(encoding="utf-8"))
-    for entry in index["checkpoints"]:
-        page = (tmp_path / f"checkpoints_{entry['game']}.md").read_text(encoding="utf-8")
-        assert f"**`{entry['id']}`**" in page
-    sequence = (tmp_path / "checkpoints_sequence_v0.md").read_text(encoding="utf-8")
-    # sequence_v0/ppo-v4's eval.json: 197 wins of 400 against heuristic-v1
-    assert "against `sequence_v0/heuristic-v1`: 197/400, 49.2% [44.4, 54.1]" in sequence
+    conf.write_ladder_pages(out=tmp_path)
+    for game in GAME_MODULES:
+        page = (tmp_path / f"ladder_{game}.md").read_text(encoding="utf-8")
+        remake = f"```bash\npython -m training.league --make-ladder {game}\n```"
+        sections = page.split(remake)[:-1]  # each table ends with its remake command
+        assert len(sections) == len(ladder_configs(game))
+        for config, section in zip(ladder_configs(game), sections):
+            rows = ladder(game, config)
+            listed = re.findall(r"^\| \d+ \| `([^`]+)` \|", section, flags=re.M)
+            # current agents strongest first, then the older versions strongest first
+            assert listed == ([r["id"].split("/", 1)[1] for r in rows if not r["superseded_by"]]
+                              + [r["id"].split("/", 1)[1] for r in rows if r["superseded_by"]]), (game, config)
+
+
+def test_a_game_page_table_that_cannot_be_made_fails_the_build(tmp_path, monkeypatch):
+    from agents.ladder import LadderError, ladder_path
+
+    conf = load_conf()
+    folder = tmp_path / "ladders"
+    folder.mkdir()
+    for path in ladder_path("sequence_v0").parent.glob("*.json"):
+        (folder / path.name).write_bytes(path.read_bytes())
+    monkeypatch.setenv("TABLETOP_LADDERS", str(folder))
+    broken = folder / "pans_trial_v0.json"
+    data = json.loads(broken.read_text())
+    data["rows"] = [r for r in data["rows"] if r["id"] != "pans_trial_v0/heuristic-noisy-v1"]
+    broken.write_text(json.dumps(data))
+    with pytest.raises(RuntimeError, match="heuristic-noisy-v1.*not on its ladder"):
+        conf.ladder_page("pans_trial_v0")
+    broken.write_text("{")
+    with pytest.raises(LadderError, match="not valid JSON"):
+        conf.ladder_page("pans_trial_v0")
 
 
 def test_every_game_has_a_page_with_its_docstring_rules_and_pictures():
@@ -82,7 +108,7 @@ def test_every_game_has_a_page_with_its_docstring_rules_and_pictures():
         page = (DOCS / "games" / f"{game}.md").read_text(encoding="utf-8")
         assert f".. automodule:: envs.{name}" in page
         assert f"../../envs/{game}/RULES.md" in page
-        assert f"checkpoints_{name}.md" in page
+        assert f"ladder_{name}.md" in page
         for picture in re.findall(r"```\{image\} (\S+)", page):
             assert (DOCS / "games" / picture).resolve().is_file(), picture
 
@@ -162,35 +188,6 @@ def test_every_evaluation_command_is_runnable_as_written():
             assert requested <= lineup["agents"][0]["games"] < requested + len(teams) * 6, (entry["id"], command)
 
 
-def test_the_checkpoint_tables_list_every_checkpoint_strongest_first():
-    conf = load_conf()
-    index = json.loads((ROOT / "checkpoints" / "index.json").read_text(encoding="utf-8"))
-    for game in GAME_MODULES:
-        page = conf.checkpoint_page(game)
-        header = next(line for line in page.splitlines() if line.startswith("| id | kind |"))
-        assert header.split(" | ")[2:] and "Elo" in header and "CPU to train" in header and "time a move" in header
-        rows = [line.split(" | ") for line in page.splitlines() if line.startswith("| `")]
-        assert [row[0].strip("|` ") for row in rows] == [
-            e for e in sorted((e["id"] for e in index["checkpoints"] if e["game"] == game),
-                              key=lambda i: [r[0].strip("|` ") for r in rows].index(i))]
-        assert {row[0].strip("|` ") for row in rows} == {e["id"] for e in index["checkpoints"] if e["game"] == game}
-        elos = [float(row[4]) for row in rows if row[4] != "—"]
-        assert elos == sorted(elos, reverse=True) and len(elos) == len(rows), game
-        assert "not measured" not in " ".join(row[2] for row in rows), f"{game}: a checkpoint without a heuristic-v1 line"
-
-
-def test_checkpoint_elo_puts_the_heuristic_at_1500_and_orders_by_strength():
-    conf = load_conf()
-    lineup = {"teams": ["g/a-v1", "g/heuristic-v1"],
-              "agents": [{"agent": "g/a-v1", "games": 100, "wins": 75, "mean_rank": 1.25}]}
-    weak = {"teams": ["g/b-v1", "g/heuristic-v1"],
-            "agents": [{"agent": "g/b-v1", "games": 100, "wins": 25, "mean_rank": 1.75}]}
-    elo = conf.checkpoint_elo("g", [{"id": "g/a-v1"}, {"id": "g/b-v1"}],
-                              {"g/a-v1": {"lineups": [{"lineups": [lineup]}]},
-                               "g/b-v1": {"lineups": [{"lineups": [weak]}]}})
-    assert round(elo["g/heuristic-v1"]) == 1500 and elo["g/a-v1"] > 1600 > 1400 > elo["g/b-v1"]
-
-
 def game_page_reading_order(name: str) -> str:
     """A game page as it reads: its Markdown with the module docstring in place of ``automodule``."""
     import importlib
@@ -209,7 +206,7 @@ def test_a_game_page_reads_in_pettingzoos_order(name):
     section = r"[^\n]*\n-{3,}\n"  # a docstring section title and its underline
     marks = [r"```\{image\}", f"from envs import {name}", "Manual control  ", f"python -m play terminal {name}",
              "\nUsage" + section, "\nObservation" + section, "\nAction" + section, "\nRewards" + section,
-             "\nVersion history" + section, "\n## Agents and shipped checkpoints", f"checkpoints_{name}\\.md",
+             "\nVersion history" + section, "\n## Agents, strongest first", f"ladder_{name}\\.md",
              "\n## Rules as implemented", "\n## How the pictures are made", "python -m play replay"]
     found = [re.search(mark, text) for mark in marks]
     assert None not in found, [m for m, f in zip(marks, found) if f is None]

@@ -318,40 +318,47 @@ def test_command_line_errors_say_what_is_wrong(argv, message):
         ev.main(argv + ["--games", "2", "--workers", "1", "--no-progress"])
 
 
-def test_older_checkpoint_versions_keeps_the_newest_of_each_family_and_every_builtin(monkeypatch):
-    import agents.checkpoint
+def test_superseded_versions_are_declared_in_the_registry_and_still_load():
+    from agents.registry import current, superseded_by
 
-    shipped = ["g_v0/ppo-v1", "g_v0/ppo-v2", "g_v0/ppo-v10", "g_v0/ppo-search-v1", "g_v0/ppo-teams-v3"]
-    monkeypatch.setattr(agents.checkpoint, "scan_index", lambda folder=None: ([{"id": i} for i in shipped[1:]],
-                                                                              {shipped[0]: "a bad entry"}, []))
-    ids = ["g_v0/random-v0", "g_v0/heuristic-v1", "g_v0/heuristic-v2", *shipped]
-    assert ev.older_checkpoint_versions(ids) == {"g_v0/ppo-v1": "g_v0/ppo-v10", "g_v0/ppo-v2": "g_v0/ppo-v10"}
+    assert superseded_by("pans_trial_v0/ppo-search-v1") == "pans_trial_v0/ppo-search-v6"
+    assert superseded_by("dojo_v0/search-v1") == "dojo_v0/search-v3"  # v1 -> v3 directly, v2 -> v3
+    assert superseded_by("pans_trial_v0/heuristic-v1") is None and superseded_by("pans_trial_v0/search-v1") is None
+    assert "pans_trial_v0/ppo-v3" not in current(agents.available("pans_trial_v0"))
+    assert agents.make("pans_trial_v0/ppo-v1", seed=0) is not None  # an id keeps loading forever
+    with pytest.raises(ValueError, match="another id of its game"):
+        agents.register("sequence_v0/x-v1", agents.RandomAgent, superseded_by="dojo_v0/heuristic-v1")
 
 
-def test_quick_league_plays_the_newest_checkpoints_and_says_which_it_left_out(tmp_path, monkeypatch, capsys):
+def test_quick_league_plays_current_agents_and_the_ladder_top_and_says_what_it_left_out(tmp_path, monkeypatch,
+                                                                                        capsys):
+    from agents.ladder import ladder
+    from agents.registry import superseded_by
+
     monkeypatch.setattr(envs, "NAMES", ("pans_trial_v0",))
-    code = ev.main(["--all", "--quick", "--budget-s", "0", "--min-cycles", "0", "--min-games", "0", "--workers", "1",
-                    "--out", str(tmp_path), "--no-progress"])
+    monkeypatch.setattr(ev, "QUICK_GAMES", 2)
+    monkeypatch.setattr(ev, "QUICK_TOP_GAMES", 2)
+    code = ev.main(["--all", "--quick", "--workers", "1", "--out", str(tmp_path), "--no-progress"])
     assert code == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
-    superseded = ev.older_checkpoint_versions(agents.available("pans_trial_v0"))
-    assert superseded, "Pan's Trial ships several versions of a checkpoint family"
     report = json.loads((tmp_path / "pans_trial_v0" / "results.json").read_text())
     played = {agent for line in report["lineups"] for agent in line["teams"]}
+    top = ladder("pans_trial_v0")[0]["id"]
     searching = ev.searches_at_play_time(agents.available("pans_trial_v0"))
     assert "pans_trial_v0/ppo-search-v6" in searching and "pans_trial_v0/ppo-v3" not in searching
-    assert "pans_trial_v0/search-v1" in searching and "pans_trial_v0/heuristic-v1" not in searching
-    for old, newest in superseded.items():
-        assert "superseded by " + newest in summary["left_out"][old]
-        assert old not in played and (newest in played) == (newest not in searching)
-    for agent_id in searching:  # too slow for the quick league's floor of games
-        assert agent_id not in played and agent_id in summary["left_out"]
-    assert "searches at play time" in summary["left_out"]["pans_trial_v0/ppo-search-v6"]
-    assert "pans_trial_v0/experienced-v1" in played and "pans_trial_v0/experienced-v2" in played
-    assert "pans_trial_v0/ppo-v4" in played and "pans_trial_v0/ppo-v3" not in played  # superseded by v4
+    for agent_id in agents.available("pans_trial_v0"):
+        newer = superseded_by(agent_id)
+        if newer:
+            assert agent_id not in played and "superseded by " + newer in summary["left_out"][agent_id]
+        elif agent_id in searching and agent_id != top:
+            assert agent_id not in played and "searches at play time" in summary["left_out"][agent_id]
+        else:
+            assert agent_id in played, agent_id
+    if top in searching:  # the ladder's top plays heuristic-v1 alone, in its own fewer games
+        lineups = [line["teams"] for line in report["lineups"] if top in line["teams"]]
+        assert lineups == [[top, "pans_trial_v0/heuristic-v1"]]
     out = " ".join(capsys.readouterr().out.split())
-    assert "newest version of each checkpoint" in out and "before any lineup finished" in out
-    assert "leaves out the agents that search at play time" in out
+    assert "plays current agents" in out and "leaves out the agents that search at play time" in out
 
 
 def test_all_mode_leaves_out_agents_that_cannot_sit_at_the_table():

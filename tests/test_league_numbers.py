@@ -44,8 +44,8 @@ def _printed(report, width=100, terminal=False):
 
 
 def test_fair_share_is_a_half_in_two_team_games_everywhere_it_is_written(tmp_path, monkeypatch):
-    monkeypatch.setattr(ev, "league_tables", lambda name, quick, summary, console: [
-        ("sequence_v0", {}, [RANDOM, HEURISTIC])])
+    monkeypatch.setattr(ev, "league_tables", lambda name, quick, summary, console, config=None: [
+        ("sequence_v0", {}, [RANDOM, HEURISTIC], None)])
     monkeypatch.setattr(ev.envs, "NAMES", ("sequence_v0",))
     assert ev.main(["--all", "--games", "2", "--workers", "1", "--no-progress", "--out", str(tmp_path)]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -121,7 +121,7 @@ def test_the_league_json_and_summary_carry_the_interval(tmp_path, monkeypatch):
     league = json.loads((out / "results.json").read_text())["league"]
     assert set(league["elo_ci95"]) == set(league["elo"])
     assert "bootstrap" in league["elo_interval"]
-    assert league["pairwise_games"] == pairwise_counts(list(league["elo"]), [
+    assert league["pairwise_comparisons"] == pairwise_counts(list(league["elo"]), [
         o for g in json.loads((out / "results.json").read_text())["games"] for o in m.pairwise_outcomes(g)])
 
 
@@ -209,7 +209,7 @@ def test_few_games_get_a_warning_and_enough_games_none():
     assert output.few_games_note([output.FEW_GAMES] * 3) is None
 
 
-def test_every_heat_map_cell_shows_how_many_comparisons_it_holds(tmp_path, monkeypatch):
+def test_every_heat_map_cell_shows_how_many_games_it_holds(tmp_path, monkeypatch):
     import matplotlib.axes
 
     results = [_game(li, pair, [1, -1], index=k) for li, pair in enumerate(["ab", "ac", "bc"]) for k in range(li + 1)]
@@ -221,14 +221,23 @@ def test_every_heat_map_cell_shows_how_many_comparisons_it_holds(tmp_path, monke
     assert sorted(t.split("n=")[1] for t in texts) == ["1", "1", "2", "2", "3", "3"]
 
 
+def test_a_heat_map_cell_counts_games_not_comparisons_when_one_agent_faces_a_field(tmp_path, monkeypatch):
+    """``a b b b``: three comparisons of a with b a game, but the cell says how many games they met in."""
+    import matplotlib.axes
+
+    results = [_game(0, "abbb", [1, -1, -1, -1], index=k) for k in range(4)]
+    report = _report(results, [("a", "b", "b", "b")], 4)
+    assert report["league"]["pairwise_comparisons"]["a"]["b"] == 12
+    assert report["league"]["pairwise_games"]["a"]["b"] == report["league"]["pairwise_games"]["b"]["a"] == 4
+    texts = []
+    real = matplotlib.axes.Axes.text
+    monkeypatch.setattr(matplotlib.axes.Axes, "text", lambda ax, x, y, s, *a, **k: texts.append(s) or real(ax, x, y, s, *a, **k))
+    output.plot_league(report, tmp_path / "league.png")
+    assert sorted(t.split("n=")[1] for t in texts) == ["4", "4"]
+
+
 # ----------------------------------------------------------------------------------------------
 # Time budgets
-
-
-def test_the_quick_budget_is_per_table_and_an_explicit_budget_wins():
-    assert ev.budget_for(None, quick=True) == ev.QUICK_BUDGET_S
-    assert ev.budget_for(5.0, quick=True) == 5.0
-    assert ev.budget_for(None, quick=False) is None
 
 
 def test_a_budget_never_cuts_the_floor_of_games_rounded_up_to_whole_rotations():
@@ -240,13 +249,13 @@ def test_a_budget_never_cuts_the_floor_of_games_rounded_up_to_whole_rotations():
     assert three["games_per_lineup"] == [6]  # two cycles of the three sides
 
 
-def test_the_quick_league_gives_every_lineup_its_floor_and_says_so(tmp_path):
+def test_the_quick_league_plays_a_fixed_number_of_games_whatever_the_time(tmp_path):
     out = tmp_path / "quick"
-    assert ev.main(["--game", "sequence_v0", "--lineup", "heuristic-v1", "random-v0", "--quick", "--budget-s", "0",
+    assert ev.main(["--game", "sequence_v0", "--lineup", "heuristic-v1", "random-v0", "--quick",
                     "--workers", "1", "--no-progress", "--out", str(out)]) == 0
     report = json.loads((out / "results.json").read_text())
-    assert report["games_per_lineup"] == [ev.QUICK_MIN_GAMES] == [output.FEW_GAMES]
-    assert report["min_games"] == ev.QUICK_MIN_GAMES
+    assert report["games_per_lineup"] == [ev.QUICK_GAMES] == [output.FEW_GAMES]
+    assert report["budget_s"] is None and report["stop_reason"] == "every scheduled game was played"
     assert output.few_games_note(report["games_per_lineup"]) is None
     with pytest.raises(SystemExit, match="min-games"):
         ev.main(["--game", "sequence_v0", "--lineup", "heuristic-v1", "random-v0", "--min-games", "-1"])

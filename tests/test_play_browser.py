@@ -218,7 +218,7 @@ def test_api_refuses_bad_requests(server, browser):
     assert bad.status == 400 and "config must be the name" in bad.json()["error"]
     bad = request.post(url + "/api/sessions", data=json.dumps({"game": "dojo_v0", "config": "9p"}),
                        headers={"Content-Type": "application/json"})
-    assert bad.status == 400 and "no config named '9p'" in bad.json()["error"]
+    assert bad.status == 400 and 'no config named "9p"' in bad.json()["error"]
     made = request.post(url + "/api/sessions", data=json.dumps({"game": "sequence_v0", "seat": 0}),
                         headers={"Content-Type": "application/json"}).json()
     sid = made["id"]
@@ -232,7 +232,7 @@ def test_api_refuses_bad_requests(server, browser):
     assert refused.status == 400 and "is not legal now" in refused.json()["error"]
     huge = request.post(f"{url}/api/sessions/{sid}/move", data="x" * 20000,
                         headers={"Content-Type": "application/json"})
-    assert huge.status == 400 and "larger than" in huge.json()["error"]
+    assert huge.status == 413 and "larger than 16 KiB" in huge.json()["error"]
     # arrays nested 8,000 deep (16 KB): the parser gives up, and the answer is a 400 like any bad body
     deep = request.post(f"{url}/api/sessions/{sid}/move", data=("[" * 8000 + "]" * 8000).encode(),
                         headers={"Content-Type": "application/json"})
@@ -461,4 +461,74 @@ def test_a_config_change_keeps_the_opponent_when_it_fits_and_says_so_when_not(se
     message = page.text_content("#message")
     assert "sequence_v0/ppo-v1 plays only at the table it was trained for" in message
     assert page.input_value("#opponent") in message
+    page.close()
+
+
+def _form(page):
+    return {key: page.input_value("#" + key) for key in ("game", "config", "seat", "opponent", "max_cycles", "seed")}
+
+
+def test_a_reload_restores_the_form_so_that_start_plays_the_same_game_again(server, browser):
+    url, _ = server
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    _fresh(page, url)
+    page.select_option("#game", "wizard_arena_v0")
+    page.select_option("#config", "2bots")
+    page.select_option("#seat", "1")  # the agent moves first: its moves depend on the seed alone
+    page.select_option("#opponent", "wizard_arena_v0/random-v0")
+    page.fill("#max_cycles", "20")
+    page.fill("#seed", "5")
+    started = _form(page)
+    page.click("#start")
+    _wait_turn(page, errors)
+    sid, log = page.evaluate("document.body.dataset.sid"), page.text_content("#log")
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    _wait_turn(page, errors)
+    assert page.evaluate("document.body.dataset.sid") == sid
+    assert _form(page) == started  # not the defaults (heuristic-v1, seed "random")
+    page.click("#start")  # the same game again, from its start
+    page.wait_for_function(f"document.body.dataset.sid !== '{sid}'")
+    _wait_turn(page, errors)
+    assert page.text_content("#log") == log and _form(page) == started
+    # a seed left "random" stays so after a reload; a tab opened again finds the form in storage
+    page.fill("#seed", "")
+    page.select_option("#opponent", "wizard_arena_v0/heuristic-v1")
+    random_seed = _form(page)
+    sid = page.evaluate("document.body.dataset.sid")
+    page.click("#start")
+    page.wait_for_function(f"document.body.dataset.sid !== '{sid}'")
+    _wait_turn(page, errors)
+    page.goto(url + "/?pace=0")
+    page.wait_for_selector("body[data-ready='1']")
+    _wait_turn(page, errors)
+    assert _form(page) == random_seed and random_seed["seed"] == ""
+    assert not errors, errors
+    page.close()
+
+
+def test_the_opponent_list_follows_the_ladder_with_older_versions_folded(server, browser):
+    from agents.ladder import ladder
+
+    url, _ = server
+    page = browser.new_page()
+    page.goto(url + "/?pace=0")
+    page.wait_for_selector("body[data-ready='1']")
+    page.select_option("#game", "pans_trial_v0")
+    page.select_option("#config", "default")
+    offered = page.evaluate("""() => [...document.querySelectorAll('#opponent option')].map(o => ({
+        id: o.value, label: o.textContent, older: o.parentElement.tagName === 'OPTGROUP',
+        group: o.parentElement.tagName === 'OPTGROUP' ? o.parentElement.label : null }))""")
+    rows = {r["id"]: r for r in ladder("pans_trial_v0")}
+    current = [o for o in offered if not o["older"]]
+    older = [o for o in offered if o["older"]]
+    assert [o["id"] for o in current] == [r for r in rows if not rows[r]["superseded_by"] and r in
+                                          {o["id"] for o in offered}]
+    assert older and {o["group"] for o in older} == {"older versions"}
+    assert all(rows[o["id"]]["superseded_by"] for o in older)
+    top = rows[current[0]["id"]]
+    assert current[0]["id"] == ladder("pans_trial_v0")[0]["id"]  # the strongest first
+    assert f"Elo {top['elo']:.0f}" in current[0]["label"] and "a move" in current[0]["label"]
     page.close()

@@ -5,8 +5,13 @@ to an opponent trained for another table."""
 from __future__ import annotations
 
 import http.client
+import json
+import logging
 import os
 import pathlib
+import re
+import select
+import socket
 import subprocess
 import sys
 
@@ -15,9 +20,9 @@ import pytest
 pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")
 
-from benchmarks.play_load import Server, call  # noqa: E402  (after the skip checks)
+from benchmarks.play_load import Server, ServerProcess, call  # noqa: E402  (after the skip checks)
 from play.session import Session, SessionError, agent_misfit, agents_for, make_game  # noqa: E402
-from play.web import Store, StoreFull, create_app  # noqa: E402
+from play.web import MAX_BODY, Store, StoreFull, create_app  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TEAMS = "sequence_v0/ppo-teams-v1"  # trained for 2 teams of 2
@@ -51,7 +56,7 @@ def test_a_policy_is_offered_only_at_the_table_it_was_trained_for():
 
 def test_a_session_refuses_an_opponent_trained_for_another_table():
     with pytest.raises(SessionError, match=r"seat 1: sequence_v0/ppo-teams-v1 was trained for another table.*"
-                                           r"agents for this table: \[.*sequence_v0/ppo-v1"):
+                                           r"agents for this table: [^\[]*sequence_v0/ppo-v1"):
         Session("sequence_v0", ["human", TEAMS], config="2p")
 
 
@@ -62,7 +67,9 @@ def test_the_terminal_says_so_in_one_line_and_exits_non_zero():
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: seat 1: sequence_v0/ppo-teams-v1 was trained for another")
+    assert len(lines) == 1 and lines[0].startswith(
+        "python -m play: error: seat 1: sequence_v0/ppo-teams-v1 was trained for another")
+    assert done.returncode == 2
 
 
 # ----------------------------------------------------------------------------------------------
@@ -142,7 +149,7 @@ def test_full_server_answers_503_and_expired_games_404():
         assert len(store) == 0
 
 
-def test_every_answer_a_page_can_get_is_json():
+def test_every_answer_a_page_can_get_is_json(caplog):
     failing = {"on": False}
 
     def on_response(session, seat, body):
@@ -163,8 +170,16 @@ def test_every_answer_a_page_can_get_is_json():
         status, body = call(conn, "PUT", "/api/sessions")
         assert status == 405 and "error" in body
         failing["on"] = True
-        status, body = call(conn, "POST", "/api/sessions", START)
-        assert status == 500 and "a fault planted by the test" in body["error"]
+        with caplog.at_level(logging.ERROR, logger="play.web"):
+            status, body = call(conn, "POST", "/api/sessions", START)
+        # the page is told that something failed and where to look, never what (no type, no traceback)
+        said = re.fullmatch(r"internal error \(id ([0-9a-f]{8})\); see the server log", body["error"])
+        assert status == 500 and said, body
+        logged = [r for r in caplog.records if r.name == "play.web"]
+        assert len(logged) == 1 and said.group(1) in logged[0].getMessage()
+        assert "POST /api/sessions" in logged[0].getMessage()
+        assert logged[0].exc_info[0] is RuntimeError and "a fault planted by the test" in caplog.text
+        assert "Traceback" in caplog.text
         conn = _conn(server)  # the failed request may have closed the connection
         conn.request("GET", "/favicon.ico")
         response = conn.getresponse()
@@ -194,3 +209,90 @@ def test_two_moves_at_once_cannot_both_land():
         assert all("not your turn" in a[1]["error"] for a in answers if a[0] == 400)
         status, state = call(_conn(server), "GET", f"/api/sessions/{sid}")
         assert state["num_moves"] == 1
+
+
+# ----------------------------------------------------------------------------------------------
+# Limits before work: an over-large body is refused unread, and an unexpected error says only its id
+MB = 1024 * 1024
+
+
+def _rss(pid: int) -> int:
+    """The resident memory of process ``pid`` in bytes (Linux)."""
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS line")
+
+
+def _send_large(host: str, port: int, total: int, chunked: bool, piece: int = 64 * 1024) -> tuple[int, bytes]:
+    """POST a body of ``total`` bytes (declared by Content-Length, or chunked) piece by piece, stopping
+    as soon as the server answers or closes; returns (body bytes sent, the answer)."""
+    head = ("POST /api/sessions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+            + ("Transfer-Encoding: chunked\r\n" if chunked else f"Content-Length: {total}\r\n") + "\r\n")
+    data = b"x" * piece
+    sent = 0
+    with socket.create_connection((host, port), timeout=60) as sock:
+        sock.sendall(head.encode())
+        try:
+            while sent < total and not select.select([sock], [], [], 0)[0]:
+                sock.sendall(f"{piece:x}\r\n".encode() + data + b"\r\n" if chunked else data)
+                sent += piece
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered and closed the connection: the rest is never read
+        answer = b""
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except ConnectionResetError:
+            pass
+    return sent, answer
+
+
+def _status_and_error(answer: bytes) -> tuple[int, str]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)["error"]
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self/status").exists(), reason="reads the memory of a process from /proc")
+def test_a_60_mb_body_is_refused_413_unread_and_the_server_memory_stays_flat():
+    with ServerProcess(max_games=4) as server:
+        pid = server.process.pid
+        status, _ = call(_conn(server), "POST", "/api/sessions", START)  # a game, to warm the server up
+        assert status == 200
+        before = _rss(pid)
+        sent, answer = _send_large(server.host, server.port, 60 * MB, chunked=False)
+        after = _rss(pid)
+        status, said = _status_and_error(answer)
+        assert status == 413 and said.startswith("the request body is larger than 16 KiB")
+        # at most what the sockets' buffers took before the answer came back; the server read none of it
+        assert sent <= 16 * MB, sent
+        assert after - before < 8 * MB, (before, after)
+        # the server goes on serving
+        status, body = call(_conn(server), "POST", "/api/sessions", START)
+        assert status == 200 and not body["over"]
+
+
+def test_a_chunked_body_is_read_only_past_the_limit_and_one_within_it_is_served():
+    with Server(create_app()) as server:
+        sent, answer = _send_large(server.host, server.port, 60 * MB, chunked=True)
+        status, said = _status_and_error(answer)
+        assert status == 413 and "16 KiB" in said
+        assert sent <= 16 * MB, sent
+        # a chunked body within the limit reaches the app whole
+        body = json.dumps(START).encode()
+        with socket.create_connection((server.host, server.port), timeout=60) as sock:
+            sock.sendall(b"POST /api/sessions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                         b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+            for part in (body[:10], body[10:]):
+                sock.sendall(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+            sock.sendall(b"0\r\n\r\n")
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        head, _, text = answer.partition(b"\r\n\r\n")
+        assert head.split()[1] == b"200" and json.loads(text)["game"] == "wizard_arena_v0"
+        # a body just over the limit with its length given: 413 as well, through an ordinary client
+        conn = _conn(server)
+        conn.request("POST", "/api/sessions", body=b" " * (MAX_BODY + 1), headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        assert response.status == 413 and "larger than" in json.loads(response.read())["error"]

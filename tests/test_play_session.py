@@ -65,8 +65,14 @@ def test_out_of_turn_illegal_and_agent_seat_moves_are_refused():
     illegal = next(a for a in range(100) if a not in legal)
     with pytest.raises(SessionError, match=f"action {illegal} .* is not legal now"):
         s.play(0, illegal)
-    with pytest.raises(SessionError, match="integer"):
-        s.play(0, "place")
+    # a move that is not an action number is refused in words, never as a Python value
+    for sent, said in (("place", 'got "place"'), (True, "got a boolean"), (None, "got nothing"), (2.5, "got 2.5"),
+                       ([3], "got a list")):
+        with pytest.raises(SessionError) as refused:
+            s.play(0, sent)
+        assert str(refused.value) == f"a move is an action number; {said}"
+    with pytest.raises(SessionError, match=r"there is no action number 999 in sequence_v0 \(they run from 0 to 348\)"):
+        s.play(0, 999)
     with pytest.raises(SessionError, match="neither 'human' nor an agent") as refused:
         Session("sequence_v0", ["human", "sequence_v0/nobody-v9"])
     # the agents offered instead are those that can sit at this table (two players, not teams)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 
 import pytest
 
@@ -232,3 +233,81 @@ def test_dojo_a_kumite_settled_inside_one_step_is_told_with_its_dice():
     state.apply_action(action)
     told = tell(game, after, state, seat, action, 0)
     assert told and not any("Kumite" in line for line in told), told
+
+
+# ----------------------------------------------------------------------------------------------
+# Wizard Arena: every kind of line in good grammar, alliance answers naming both bots
+BOT = r"player_\d+ \([A-P]\)"
+NUM = r"-?\d+(?:\.\d+)?"
+BOUT = rf"(\d+)x({NUM})=({NUM}) v (\d+)x({NUM})=({NUM})( \(a tie: rolled again\))?"
+ARENA_LINES = {
+    "offer": rf"{BOT} offers an alliance to {BOT}; {BOT} is asked",
+    "no offer": rf"{BOT} meets {BOT} and offers no alliance",
+    "accept": rf"{BOT} accepts the alliance offered by {BOT}",
+    "decline": rf"{BOT} declines the alliance offered by {BOT}",
+    "ally": rf"{BOT} and {BOT} ally: {BOT} leads the party",
+    "join": rf"{BOT} joins the party of {BOT} \(strength {NUM} now\)",
+    "no place": rf"{BOT} meets the party of {BOT} but finds no place in its line",
+    "battle": rf"battle: the side of {BOT} \(strength {NUM}\) against the side of {BOT} \(strength {NUM}\)",
+    "bouts": rf"  bouts \(D20 x strength\): {BOUT}(?:; {BOUT})*",
+    "side wins": rf"  the side of {BOT} wins \(\+2 score to {BOT}(?:, \+1 to each member)?\); {BOT} loses 1 score",
+    "hp": rf"  {BOT} loses \d+ HP \(\d+ left\)",
+    "dies": rf"  {BOT} loses \d+ HP \(0 left\) and dies: a gravestone marks its square",
+    "follows": rf"  {BOT} now follows {BOT}",
+    "follow": rf"  {BOT}(?:, {BOT})* and {BOT} now follow {BOT}",
+    "respawn": rf"  {BOT} respawns at row \d+, column \d+",
+    "challenge": rf"{BOT} challenges Gary the Wizard \(strength {NUM} against Gary's {NUM}\)",
+    "beats Gary": rf"  {BOT} beats Gary and picks a reward; Gary vanishes to another square",
+    "Gary wins": rf"  Gary wins: {BOT} loses (?:\d+ HP and dies|\d+ HP \(\d+ left\)|\d+ score)",
+    "leaves party": rf"  {BOT} leaves its party",
+    "no challenge": rf"{BOT} leaves Gary alone",
+    "reward": rf"{BOT} takes the reward: \+2 (?:score|strength|HP)",
+    "squeeze": rf"{BOT} squeezes between two obstacles: strength {NUM}",
+    "round": r"round \d+ begins",
+    "end": rf"(?:no bot is alive|the last living bot is {BOT}|every living bot stands in the party of {BOT}"
+           rf"|the no-progress rule ended the game \(8 x \d+ rounds without an alliance, a join, a battle or a death\))"
+           rf"; (?:{BOT} ranks|{BOT}(?: and {BOT})+ rank) first \(score {NUM}, strength {NUM}\)",
+}
+#: Kinds of line that may not turn up in the games below (they need rare positions).
+RARE = {"no place", "leaves party"}
+
+
+def test_wizard_arena_tells_every_kind_of_event_in_good_grammar():
+    from envs.wizard_arena.rules import ALLY_ACCEPT, ALLY_DECLINE
+    from envs.wizard_arena.story import bot
+    from play.story import label
+
+    seen: dict[str, int] = {}
+    odd = []
+    for config, seeds in (({"num_bots": 6}, range(10)), ({"num_bots": 16}, range(4)), ({"num_bots": 6, "health": 0}, range(3)),
+                          ({"num_bots": 8, "health": 2}, range(6))):
+        game = envs.make_game("wizard_arena_v0", **config)
+        for seed in seeds:
+            state, rng = game.new_initial_state(seed), random.Random(seed)
+            for _ in range(3000):
+                if state.is_terminal():
+                    break
+                seat = state.current_player()
+                if state.phase == "ally":
+                    # the answer's name says whom it answers (the mover is named beside it in the log)
+                    asker, asked = state.ally
+                    view = state.player_view(seat)
+                    other = asked if seat == asker else asker
+                    for action in (ALLY_ACCEPT, ALLY_DECLINE):
+                        name = label(game, view, action)
+                        assert bot(other) in name and bot(seat) not in name, name
+                action = rng.choice(state.legal_actions())
+                before = state.clone()
+                state.apply_action(action)
+                for line in tell(game, before, state, seat, action, seat):
+                    kinds = [k for k, pattern in ARENA_LINES.items() if re.fullmatch(pattern, line)]
+                    if not kinds:
+                        odd.append(line)
+                    for kind in kinds:
+                        seen[kind] = seen.get(kind, 0) + 1
+                    if kinds == ["bouts"]:
+                        for bout in re.finditer(BOUT, line):
+                            tied = float(bout.group(3)) == float(bout.group(6))
+                            assert tied == (bout.group(7) is not None), line  # a tied bout says it is rolled again
+    assert odd == [], odd[:10]
+    assert set(ARENA_LINES) - RARE - set(seen) == set(), seen

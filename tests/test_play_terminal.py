@@ -264,3 +264,78 @@ def test_a_wait_is_explained_and_can_be_skipped():
             assert "Game over:" in text
             return
     pytest.fail("in 40 games the player's bot never followed a party")
+
+
+# ----------------------------------------------------------------------------------------------
+# Every prompt obeys 'quit', 'help' and Ctrl-D
+#: seed 25: after two moves of its own player_0's bot follows a party, and the offer to skip comes
+WAITS = ["wizard_arena_v0", "--opponents", "wizard_arena_v0/heuristic-v1", "--seed", "25", "--pace", "0", "--no-color"]
+HOT_SEAT = ["wizard_arena_v0", "--config", "2bots", "--humans", "0", "1", "--pace", "0", "--no-color", "--seed", "1"]
+PROMPTS = {
+    # kind: (arguments, the prompt, what 'help' says there)
+    "move": (SHORT + ["--seed", "3"], r"player_0> ", r"hint \[AGENT\]"),
+    "wait": (WAITS, r"Press Enter to watch, or type 'skip' to go to your next move \(or the end\), 'quit' to leave: ",
+             r"You cannot act for a while"),
+    "hot seat": (HOT_SEAT, r"Hot seat: pass the keyboard to player_0, then press Enter ", r"alone should be at"),
+}
+
+
+def _reach(child, prompt):
+    while child.expect([prompt, r"player_0> "]) == 1:  # play on (typing the first move) up to the prompt
+        child.sendline("1")
+
+
+@pytest.mark.parametrize("kind", list(PROMPTS))
+@pytest.mark.parametrize("leave", ["quit", "ctrl-d"])
+def test_quit_help_and_ctrl_d_work_at_every_prompt(tmp_path, kind, leave):
+    args, prompt, helped = PROMPTS[kind]
+    child = _spawn(["terminal", *args, "--record", "game.json"], tmp_path)
+    _reach(child, prompt)
+    child.sendline("help")
+    child.expect(helped)
+    if kind != "move":
+        child.expect(r"'quit' \(or Ctrl-D\) leaves the game")
+    child.expect(prompt)  # asked again, the game not gone on
+    if leave == "quit":
+        child.sendline("quit")
+    else:
+        child.sendeof()
+    child.expect(r"Record written to .*game\.json")
+    child.expect("Bye.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "Traceback" not in child.before and child.exitstatus == 0
+    replay(load_record(tmp_path / "game.json"))
+
+
+def test_the_offer_to_skip_watches_on_enter_skips_on_skip_and_obeys_help_and_quit(monkeypatch):
+    import play.terminal as terminal
+
+    monkeypatch.setattr(terminal, "waiting_reason", lambda game, view: "your bot follows a party")
+    pauses: list[float] = []
+    monkeypatch.setattr(terminal.time, "sleep", pauses.append)  # watching pauses between moves; skipping not
+    for answers, verdict in ((["help", ""], "watch"), (["skip"], "skip"), (["s"], "skip"), (["watch"], "watch"),
+                             (["1"], "watch"), (["help", "quit"], "quit"), ([], "quit")):
+        session = Session("wizard_arena_v0", ["human", "wizard_arena_v0/heuristic-v1"], config="2bots", seed=1)
+        given, asked, out = iter(answers), [], io.StringIO()
+        pauses.clear()
+
+        def read(prompt, given=given, asked=asked):
+            if prompt != terminal.WAIT_PROMPT and asked:
+                raise EOFError  # the move prompt after the wait: leave the game there
+            if prompt == terminal.WAIT_PROMPT:
+                asked.append(prompt)
+                try:
+                    return next(given)
+                except StopIteration:
+                    raise EOFError from None  # Ctrl-D
+            return "1"
+
+        assert TerminalGame(session, out=out, read=read, color=False, pace=0.5).run() == "quit"
+        moved = [e for e in session.events if e.seat == 1]
+        assert len(asked) == 1 + answers.count("help"), answers
+        assert ("You cannot act for a while" in out.getvalue()) == ("help" in answers)
+        if verdict == "quit":
+            assert moved == [] and out.getvalue().endswith("Bye.\n")  # left at the offer, before any agent move
+        else:
+            assert bool(pauses) == (verdict == "watch"), (answers, pauses)

@@ -58,8 +58,8 @@ def test_the_league_summary_carries_provenance(tmp_path, monkeypatch):
     from training.league import __main__ as evaluate
 
     monkeypatch.setattr(envs, "NAMES", ("dojo_v0",))
-    monkeypatch.setattr(evaluate, "league_tables", lambda name, quick, summary, console: [
-        ("dojo_v0", {}, ["dojo_v0/random-v0", "dojo_v0/heuristic-v1"])])
+    monkeypatch.setattr(evaluate, "league_tables", lambda name, quick, summary, console, config=None: [
+        ("dojo_v0", {}, ["dojo_v0/random-v0", "dojo_v0/heuristic-v1"], None)])
     assert evaluate.main(["--all", "--games", "1", "--workers", "1", "--no-progress", "--out", str(tmp_path)]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     _checked(summary["provenance"], "dojo_v0")

@@ -44,6 +44,7 @@ from typing import Any, Sequence
 
 import agents
 import envs
+from agents.registry import resolve
 from agents.runner import Runner, RunnerHooks
 from agents.scoring import score_game
 from envs.core import ConfigError
@@ -150,11 +151,10 @@ def agent_ids(spec: str, game_name: str, n: int) -> list[str]:
         raise fail(f"--agents lists {len(names)} agents for {n} seats")
     out = []
     for name in names:
-        kind = AGENT_ALIASES.get(name, name)
-        full = kind if "/" in kind else f"{game_name}/{kind}"
-        if full not in agents.available(game_name):
-            raise fail(f"no agent {name!r} for {game_name}; available: {agents.available(game_name)}")
-        out.append(full)
+        try:
+            out.append(resolve(game_name, AGENT_ALIASES.get(name, name)))
+        except ValueError as exc:
+            raise fail(str(exc)) from None
     return out
 
 
@@ -448,4 +448,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from agents.errors import run_command
+
+    sys.exit(run_command(main, "python -m tools.simulate"))

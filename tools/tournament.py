@@ -125,15 +125,13 @@ def fail(message: str) -> SystemExit:
 
 def resolve_agent(agent_id: str) -> str:
     """A full agent id of this game, or a one-line error naming what is wrong."""
-    import agents
 
-    full = agent_id if "/" in agent_id else f"{GAME}/{agent_id}"
-    game = full.split("/", 1)[0]
-    if game != GAME:
-        raise fail(f"agent {agent_id!r} plays {game}, not {GAME}; {GAME} agents: {agents.available(GAME)}")
-    if full not in agents.available(GAME):
-        raise fail(f"no agent {agent_id!r} for {GAME}; available: {agents.available(GAME)}")
-    return full
+    from agents.registry import resolve
+
+    try:
+        return resolve(GAME, agent_id)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
 
 
 def make_entrants(args: argparse.Namespace) -> list[Entrant]:
@@ -474,4 +472,8 @@ def main(argv: Sequence[str] | None = None) -> list[Entrant]:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from agents.errors import run_command
+
+    sys.exit(run_command(main, "python -m tools.tournament"))

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 import envs
+from agents.registry import qualify
 from agents.architectures import build_architecture
 from agents.policy_io import CheckpointError, save_policy
 
@@ -191,7 +192,7 @@ def agreement(zip_path: pathlib.Path, out: pathlib.Path, game: str, config: dict
     while tally["observations"] < observations:
         sb3_seat = games % num_seats
         seats = [Compare(None if i == sb3_seat else
-                         agents.make(f"{game}/{opponents[(games + i) % len(opponents)]}", seed=seed + 1000 * games + i))
+                         agents.make(qualify(game, opponents[(games + i) % len(opponents)]), seed=seed + 1000 * games + i))
                  for i in range(num_seats)]
         agents.play_game(game, seats, seed=seed + games, config=config)
         games += 1

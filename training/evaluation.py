@@ -38,6 +38,7 @@ import agents
 import envs
 from agents.checkpoint import checkpoint_dir, policy_folder
 from agents.policy_io import load_policy
+from agents.registry import qualify, resolve
 from training.league.matches import AgentLine
 from training.ppo.algo import masked_log_probs
 from training.report import TRAINERS, make_report, write_report
@@ -75,11 +76,8 @@ def evaluate_module(
     game = envs.make_game(game_name, **config)
     num_teams = game.num_teams
     max_actions = max_actions or game.default_max_cycles * game.num_players
-    known = set(agents.available(game_name))
     for kind in opponents:
-        if f"{game_name}/{kind}" not in known:
-            raise ValueError(f"unknown opponent {kind!r} for {game_name}; available: "
-                             f"{sorted(k.split('/', 1)[1] for k in known)}")
+        resolve(game_name, kind)  # an agent id or a policy folder of this game; else a ValueError saying so
     results = {}
     was_training = module.training
     module.eval()
@@ -90,7 +88,7 @@ def evaluate_module(
     for kind in opponents:
 
         def deal(g: int, kind: str = kind) -> tuple[int, str, Any, int]:
-            agent_id = f"{game_name}/{kind}"
+            agent_id = qualify(game_name, kind)
             return seed + g, kind, (lambda s: agents.make(agent_id, seed=s)), g % num_teams
 
         tables = Tables(game, min(batch, games), deal, max_actions, max_games=games)

@@ -44,6 +44,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 import agents
+from agents.registry import qualify
 import envs
 from agents.architectures import build_architecture
 from training.settings import SELF, normalise_kinds
@@ -174,7 +175,7 @@ class SeatRolesEnv(AECEnv):
             if kind == SELF:
                 self._exposed[name] = exposed_id(SNAPSHOT, name)
             else:
-                bot = agents.make(f"{self.game_name}/{kind}", seed=self.rng.randrange(2**31))
+                bot = agents.make(qualify(self.game_name, kind), seed=self.rng.randrange(2**31))
                 bot.reset(seat, inner.game)
                 self._bots[name] = bot
         self.agents = list(self._exposed.values())

@@ -401,4 +401,8 @@ def register(args: Args, out: pathlib.Path) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from agents.errors import run_command
+
+    sys.exit(run_command(main, "python -m training.rllib_train"))

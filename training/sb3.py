@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 import agents
+from agents.registry import qualify
 import envs
 from agents.checkpoint import CheckpointError, PolicyAgent, checkpoint_dir, register_checkpoint
 from agents.policy_io import save_policy
@@ -148,7 +149,7 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
                 return PolicyAgent(args.game, model=snapshots[k], deterministic=False, seed=seed_base)
             return frozen_copy
         counter = iter(range(10**9))
-        return lambda: agents.make(f"{args.game}/{kind}", seed=seed_base + next(counter))
+        return lambda: agents.make(qualify(args.game, kind), seed=seed_base + next(counter))
 
     pool = [factory(kind, 10_000 * (i + 1) + args.seed) for i, kind in enumerate(args.opponents)]
     tables = [SelfPlayEnv(args.game, config, opponent_pool=list(pool), seed=args.seed + 7919 * i)
@@ -269,4 +270,8 @@ def describe_run(args: Args) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from agents.errors import run_command
+
+    sys.exit(run_command(main, "python -m training.sb3"))

@@ -193,6 +193,7 @@ def check_settings(args: Settings) -> None:
     """Refuse, with a :class:`SettingsError` naming the values that fit, any setting of ``args`` that
     would fail later, make a NaN, an empty batch or a silent no-op; called before any work."""
     import agents
+    from agents.registry import is_policy_path, resolve
     import envs
 
     if args.game not in envs.NAMES:
@@ -211,8 +212,14 @@ def check_settings(args: Settings) -> None:
     if not args.opponents:
         raise SettingsError(f"--opponents needs at least one kind: {SELF!r} or one of {kinds}")
     for kind in args.opponents:
-        if kind != SELF and kind not in kinds:
-            raise SettingsError(f"unknown agent kind {kind!r} in --opponents for {args.game}; use {SELF!r} or one of {kinds}")
+        if kind != SELF and kind not in kinds and not is_policy_path(kind):
+            raise SettingsError(f"unknown agent kind {kind!r} in --opponents for {args.game}; use {SELF!r}, one of "
+                                f"{kinds} or the path of a policy folder")
+        if is_policy_path(kind):
+            try:
+                resolve(args.game, kind)
+            except ValueError as exc:
+                raise SettingsError(f"--opponents: {exc}") from None
     for kind in getattr(args, "eval_opponents", ()):
         if kind not in kinds:
             hint = " ('self' is a training opponent only)" if kind == SELF else ""
@@ -281,9 +288,11 @@ def check_new_checkpoint_id(game: str, checkpoint_id: str) -> None:
         raise SettingsError(f"--register takes a new versioned id like {game}/ppo-v2, got {checkpoint_id!r}")
     taken = set(agents.available(game)) | {e["id"] for e in read_index()}
     if checkpoint_id in taken:
+        family = checkpoint_id.rsplit("-v", 1)[0]
+        versions = [int(i.rsplit("-v", 1)[1]) for i in taken if i.rsplit("-v", 1)[0] == family]
         raise SettingsError(
-            f"--register {checkpoint_id!r} exists already; an id keeps meaning the same weights, so choose a new "
-            f"version (taken: {sorted(i for i in taken if i.startswith(game + '/'))})"
+            f"--register {checkpoint_id!r} exists already; an id keeps meaning the same weights, so register the new "
+            f"policy as {family}-v{max(versions) + 1}, the next free version"
         )
 
 

@@ -28,6 +28,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 import agents
+from agents.registry import qualify
 import envs
 
 #: one job: (table index, seat, observation dict, player view), and optionally the actions a search teacher
@@ -44,7 +45,7 @@ class _Teachers:
     def __init__(self, game_name: str, config: dict[str, Any], kind: str, seed: int,
                  kwargs: dict[str, Any] | None = None) -> None:
         self.game = envs.make_game(game_name, **config)
-        self.agent_id = f"{game_name}/{kind}"
+        self.agent_id = qualify(game_name, kind)
         self.seed = seed
         #: what the teacher is made with beyond its id (a search teacher's base and settings)
         self.kwargs = dict(kwargs or {})

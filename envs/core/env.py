@@ -198,37 +198,52 @@ class TabletopEnv(AECEnv):
         return self.game.encode_state(self._reset_state("state"))
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        state = self._reset_state("observe")
+        state = self._state
+        if state is None:
+            self._reset_state("observe")  # raises
         obs = state.seat_observation(self._seat[agent])
         if self.truncations.get(agent, False) or self.terminations.get(agent, False):
             obs["action_mask"] = self._zero_mask.copy()
         return obs
 
     def step(self, action: Any) -> None:
-        state = self._reset_state("step")
+        state = self._state
+        if state is None:
+            self._reset_state("step")  # raises
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         num_actions = self.game.num_actions
-        action = action_id(action, self.game)
+        if type(action) is not int:  # a plain int, the usual case, needs no converting
+            action = action_id(action, self.game)
         if not 0 <= action < num_actions:
             # AssertOutOfBoundsWrapper semantics: out of the space is a programming error.
             raise IllegalActionError(
                 f"{self.game.name}: action {action!r} from {agent} is outside Discrete({num_actions})"
             )
         if self.illegal_action == "penalize" and not state.legal_mask()[action]:
-            self._penalize(agent, int(action))
+            self._penalize(agent, action)
             return
         # Rewards are non-zero only once the episode is over, so there is nothing to clear here.
         self._cumulative_rewards[agent] = 0.0
-        state.apply_action(int(action))  # raises IllegalActionError for a masked-out action
+        state.apply_action(action)  # raises IllegalActionError for a masked-out action
         self._steps += 1
         self._advance()
 
     def last(self, observe: bool = True) -> tuple:
-        self._reset_state("last")
-        return super().last(observe)
+        # PettingZoo's ``AECEnv.last`` written out: one call fewer in every step of an AEC loop.
+        if self._state is None:
+            self._reset_state("last")  # raises
+        agent = self.agent_selection
+        assert agent is not None
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def render(self) -> Any:
         if self.render_mode is None:
@@ -309,7 +324,8 @@ class TabletopEnv(AECEnv):
 
     # ------------------------------------------------------------------------------------------
     def _reset_state(self, what: str) -> State:
-        """The current state, or a clear error when the environment was never reset."""
+        """The current state, or a clear error when the environment was never reset (the calls made on
+        every step test ``self._state`` themselves and call this only to raise the error)."""
         state = self._state
         if state is None:
             raise RuntimeError(f"{self.game.name}: call reset() before {what}()")

@@ -605,8 +605,11 @@ class State(abc.ABC):
 
         ``action`` is a Python or numpy integer, or a 0-d numpy integer array; anything else (a
         float, a string, bytes, a bool, a Decimal) is refused rather than converted."""
-        action = action_id(action, self.game)
-        mask = self.legal_mask()
+        if type(action) is not int:  # a plain int, the usual case, needs no converting
+            action = action_id(action, self.game)
+        mask = self._mask
+        if mask is None:
+            mask = self.legal_mask()
         if not (0 <= action < len(mask) and mask[action]):
             raise self._illegal(action)
         self._mask = None

@@ -13,6 +13,11 @@ from typing import Any
 from envs.pans_trial import rules as R
 
 
+#: The requests to Pan by their names in the rules (``R.REQUEST_NAMES`` are the code's).
+REQUEST_WORDS = {R.RESTRUCTURE: "Restructure", R.STEAL_LIFE: "Steal Life", R.IGNORE_US: "Ignore Us",
+                 R.PLANE_SHIFT: "Plane Shift"}
+
+
 def _p(seat: int) -> str:
     return f"player_{seat}"
 
@@ -80,8 +85,7 @@ def tell(game, before: dict[str, Any], after: dict[str, Any], seat: int, action:
             out.append(f"{_p(me)} chooses an Appeasing card"
                        + (f", {_card(after, action - R.A_APPEASE)}" if after["seat"] == me else ", face down"))
     if R.A_REQUEST <= action < R.A_RESTRUCTURE:
-        request = R.REQUEST_NAMES[action - R.A_REQUEST].replace("_", " ")
-        out.append(f"{_p(me)} asks Pan for: {request}")
+        out.append(f"{_p(me)} asks Pan for {REQUEST_WORDS[action - R.A_REQUEST]}")
     if R.A_RESTRUCTURE <= action < R.A_SHIFT:
         x, y = R.SUIT_PAIRS[action - R.A_RESTRUCTURE]
         out.append(f"Restructure: {R.SUITS[x]} are now {R.ROLE_NAMES[after['suit_role'][x]]}, "
@@ -113,6 +117,8 @@ def tell(game, before: dict[str, Any], after: dict[str, Any], seat: int, action:
 
 def label(game, view: dict[str, Any], action: int) -> str:
     name = game.action_to_string(action)
+    if R.A_REQUEST <= action < R.A_RESTRUCTURE:
+        return f"ask Pan for {REQUEST_WORDS[action - R.A_REQUEST]}"
     if R.A_PLACE <= action < R.A_DRAFT and view.get("pending"):
         k, s = divmod(action - R.A_PLACE, R.NUM_SQUARES)
         card = view["pending"][k]

@@ -79,7 +79,9 @@ def label(game, view: dict[str, Any], action: int) -> str:
     word, _, square = name.partition(" ")
     if word == "remove":
         sq = action - REMOVE
-        return f"remove team {TEAMS[view['board'][sq]]}'s chip on {card_label(game.layout[sq])} {square}"
+        chip, card = view["board"][sq], game.layout[sq]
+        whose = f"team {TEAMS[chip]}'s chip" if 0 <= chip < view["num_teams"] else "the chip"
+        return f"remove {whose} on {card_label(card) if card >= 0 else 'the free corner'} {square}"
     if word == "dead":
         return f"dead card {square}: exchange it (no free square shows it)"
     return name

@@ -27,6 +27,9 @@ from envs.wizard_arena.rules import (
 
 LOCAL_RADIUS = 3  # the local window is (2R+1) x (2R+1) cells centred on the seat's bot
 OUTSIDE_WINDOW = 255  # a cell's place in a window (see ``_places_in_window``) when it lies outside
+WINDOW_CENTRE = LOCAL_RADIUS * (2 * LOCAL_RADIUS + 1) + LOCAL_RADIUS  # the bot's own place in its window
+#: The places in the window at distance at most 1 from its centre.
+NEAR_CENTRE = frozenset(WINDOW_CENTRE + dr * (2 * LOCAL_RADIUS + 1) + dc for dr in (-1, 0, 1) for dc in (-1, 0, 1))
 CHANNELS = ("terrain", "self", "own party", "other bots", "gravestones", "Gary")
 OWN_FEATURES = (
     "alive", "hp", "max_hp", "strength", "score", "solo", "leader", "follower", "party size",
@@ -63,6 +66,9 @@ SIDE_STRENGTH_SCALE = 400.0
 #: Score s reads as ``0.5 + s / (2·(abs(s) + SCORE_HALF))``: 0 → 0.5, ±20 → 0.75/0.25, 60 → 0.875; never
 #: capped, always inside (0, 1).
 SCORE_HALF = 20.0
+#: Where strength, alive and leader_of sit in the key of a state's observation cache (``_stats_cache``):
+#: the stats a bot's line-mates' rows depend on (side strength, party size, place in line).
+_LINE_STATS = (1, 3, 4)
 
 
 def score_feature(score: int) -> float:
@@ -174,6 +180,9 @@ class WizardArenaGame(Game):
         #: where the walking block sits in a table row (-1: not in this observation version)
         self._walk_at = self.table_features.index(WALK_FEATURES[0]) if version >= 3 else -1
         self._walk_scale = 1.0 / (2 * self.size)
+        #: a bots-table row's features after the first release's (``TABLE_FEATURES``), as ``_write_seat``
+        #: leaves them for ``observe``: zeros
+        self._row_extra = (0.0,) * (len(self.table_features) - len(TABLE_FEATURES))
         # The bots table, for networks that read every row alike; from version 3 each row (and the
         # Gary block after the table) says what each move choice does to its walking distance.
         self.table_layout = {
@@ -182,9 +191,10 @@ class WizardArenaGame(Game):
             "action_blocks": [[self.gary_walk_offset + 1, 0, len(MOVE_CHOICES)]] if version >= 3 else [],
         }
         self._template_key = "observation terrain"
-        #: the observation's starting point: zeros, one array for every map (a whole template per map
-        #: made each observation read kilobytes more from memory when many tables share a process)
-        self._zeros = array.array("f", bytes(4 * self.observation_shape[0]))
+        #: what follows the terrain plane at the start of every observation: zeros, one array for every
+        #: map (a whole template per map made each observation read kilobytes more from memory when many
+        #: tables share a process)
+        self._zeros_after_plane = array.array("f", bytes(4 * (self.observation_shape[0] - ss)))
         # Every mark an observer's table can hold, (bot, its row/col feature, its channel's start on the
         # global planes and in the window) by observer, table row and channel: the states' caches
         # list these shared tuples instead of building their own. With many tables in one process
@@ -289,15 +299,17 @@ class WizardArenaGame(Game):
     # Speed matters here (one call per env step). The vector is assembled in a Python
     # ``array.array("f")``: copying a template and writing single elements into it costs far less
     # than numpy scalar or fancy-index writes, and numpy wraps the buffer at the end without a copy.
-    # Two caches leave each call little more than the marks that move every step:
+    # Three caches leave each call little more than the marks that move every step:
     #
-    # * per game: an all-zero observation to copy, and every mark an observer's table can hold;
+    # * per game: the zeros that follow the terrain plane, and every mark an observer's table can
+    #   hold;
     # * per map (``ArenaMap.cache``, shared by every clone; the terrain never changes): the
-    #   global terrain plane, and the 7x7 terrain window around each cell (built the first time a
-    #   bot stands there);
+    #   global terrain plane, and the 7x7 terrain window around each cell (all built the first
+    #   time the map is observed);
     # * per state (``ArenaState.obs_cache``, see ``_stats_cache``): every seat's bots-table row and
-    #   own-stats block without positions, and for each observer asked so far its rotated table
-    #   and which channel and table row each bot is written to. It is keyed by copies of the lists
+    #   own-stats block without positions, and for each observer asked so far its own-stats block
+    #   and rotated table (one array, as they lie in the observation) and which channel and table
+    #   row each bot is written to. It is keyed by copies of the lists
     #   those values come from (HP, strength, score, alive, leader_of, max HP; party sizes and side
     #   strengths follow from leader_of and strength); any difference, including edits made
     #   directly to the state's lists, replaces it by a new one that rewrites only the rows of the
@@ -310,27 +322,22 @@ class WizardArenaGame(Game):
     # moved (random play with 16 bots: 15 in the median case), so erasing and rewriting costs more.
     # Nor is a board shared by all observers kept up to date: a line moves all its members, and
     # moving the seat's own party to its own channels costs as much as the writes it saves.
-    def _template(self, arena: ArenaMap) -> tuple[array.array, list[array.array | None], np.ndarray]:
-        """(the global terrain plane, the terrain windows by centre cell filled on demand, the
-        terrain padded by the window radius with impassable cells)."""
+    def _terrain(self, arena: ArenaMap) -> tuple[array.array, array.array]:
+        """(the global terrain plane; the terrain channel of the 7x7 window centred on each cell, cell
+        by cell, beyond the edge impassable), kept in the map's cache."""
         cached = arena.cache.get(self._template_key)
         if cached is None:
-            s, r = arena.size, LOCAL_RADIUS
+            s, r, w = arena.size, LOCAL_RADIUS, 2 * LOCAL_RADIUS + 1
             terrain = (np.array(arena.terrain).reshape(s, s) != 0).astype(np.float32)
             padded = np.ones((s + 2 * r, s + 2 * r), dtype=np.float32)
             padded[r:r + s, r:r + s] = terrain
-            cached = arena.cache[self._template_key] = (array.array("f", terrain.tobytes()), [None] * (s * s), padded)
+            # All windows at once, in one array operation: over a game that costs less than building
+            # each the first time a bot stands on its centre. The window of cell c is values
+            # [c·49, (c+1)·49).
+            windows = np.lib.stride_tricks.sliding_window_view(padded, (w, w))
+            cached = arena.cache[self._template_key] = (array.array("f", terrain.tobytes()),
+                                                        array.array("f", windows.tobytes()))
         return cached
-
-    def _window(self, template: tuple, cell: int) -> array.array:
-        """The terrain channel of the 7x7 window centred on ``cell`` (beyond the edge: impassable)."""
-        windows, padded = template[1], template[2]
-        win = windows[cell]
-        if win is None:
-            w = 2 * LOCAL_RADIUS + 1
-            r, c = self._row_int[cell], self._col_int[cell]
-            win = windows[cell] = array.array("f", padded[r:r + w, c:c + w].tobytes())
-        return win
 
     def _places_in_window(self, centre: int) -> bytes:
         """Every cell's index in the window centred on ``centre`` (row-major), ``OUTSIDE_WINDOW``
@@ -347,26 +354,31 @@ class WizardArenaGame(Game):
         return places
 
     def observe(self, state: ArenaState, player: int) -> np.ndarray:
-        template = self._template(state.map)
-        own_block, table, marks = self._stat_blocks(state, player)
+        arena = state.map
+        plane, windows = arena.cache.get(self._template_key) or self._terrain(arena)
+        # The stats part: rebuilt when any stat differs from what the state's cache was built for.
+        cache = state.obs_cache
+        if cache is None or cache[0] != (state.hp, state.strength, state.score, state.alive, state.leader_of,
+                                         state.max_hp):
+            cache = state.obs_cache = self._stats_cache(state, cache)
+        blocks = cache[3].get(player)
+        if blocks is None:
+            blocks = cache[3][player] = self._observer_blocks(state, player, cache)
+        stats, marks = blocks
         pos, alive = state.pos, state.alive
         here = pos[player]
-        n = state.n
-        a = self._zeros[:]
-        a[:len(template[0])] = template[0]  # the global terrain plane
-        g, own, offset = self.global_len, self.own_offset, self.table_offset
-        a[g:g + self.window_cells] = self._window(template, here)  # local terrain channel
-        a[own:offset] = own_block
-        a[offset:offset + len(table)] = table
+        a = plane + self._zeros_after_plane  # the global terrain plane, then zeros
+        g, w2 = self.global_len, self.window_cells
+        a[g:g + w2] = windows[here * w2:here * w2 + w2]  # local terrain channel
+        own = self.own_offset
+        a[own:own + len(stats)] = stats
 
         # Every bot on its plane (global, and local when inside the window) and its row and
         # column in the bots table; which plane and which table row came with ``marks``.
-        rows, cols = self._row_int, self._col_int
         row_col = self._row_col
-        plane, local = self._plane_offsets, self._local_offsets
-        w = 2 * LOCAL_RADIUS + 1
-        top, left = rows[here] - LOCAL_RADIUS, cols[here] - LOCAL_RADIUS
-        in_window = self._places_in_window(here)
+        in_window = self._window_places[here]
+        if in_window is None:
+            in_window = self._places_in_window(here)
         for i, at, on_plane, on_local in marks:
             cell = pos[i]
             a[at:at + 2] = row_col[cell]
@@ -375,41 +387,41 @@ class WizardArenaGame(Game):
             if j != OUTSIDE_WINDOW:
                 a[on_local + j] = 1.0
         if not alive[player]:
-            a[plane[1] + here] = 1.0
-            a[local[1] + LOCAL_RADIUS * w + LOCAL_RADIUS] = 1.0  # the window's centre
+            a[self._plane_offsets[1] + here] = 1.0
+            a[self._local_offsets[1] + WINDOW_CENTRE] = 1.0
         phase = state.phase
         if phase == ALLY and player in state.ally:
             ally = state.ally
             partner = ally[1] if ally[0] == player else ally[0]
-            a[offset + (partner - player) % n * self.row_len + 11] = 1.0  # asks me to ally
-        if self._declined_at >= 0:
+            a[self.table_offset + (partner - player) % state.n * self.row_len + 11] = 1.0  # asks me to ally
+        if state.declined and self._declined_at >= 0:
             for pair in state.declined:
                 if player in pair:
                     other = pair[1] if pair[0] == player else pair[0]
-                    a[offset + (other - player) % n * self.row_len + self._declined_at] = 1.0
+                    a[self.table_offset + (other - player) % state.n * self.row_len + self._declined_at] = 1.0
         gary = state.gary
         if self._walk_at >= 0 and alive[player]:
-            arena = state.map
             choices = (*arena.step[here], here)
             k = self.row_len
+            at = self.table_offset + self._walk_at
             for j, i in enumerate(self._orders[player]):
                 if j and alive[i]:
-                    self._write_walk(a, offset + j * k + self._walk_at, arena.walking_distances(pos[i]), here, choices)
+                    self._write_walk(a, at + j * k, arena.walking_distances(pos[i]), here, choices)
             self._write_walk(a, self.gary_walk_offset, arena.walking_distances(gary), here, choices)
         # Gary on his plane and in the own stats, with the seat's own place and the phase.
-        a[plane[5] + gary] = 1.0
-        dr, dc = rows[gary] - top, cols[gary] - left
-        if 0 <= dr < w and 0 <= dc < w:
-            a[local[5] + dr * w + dc] = 1.0
+        a[self._plane_offsets[5] + gary] = 1.0
+        j = in_window[gary]
+        if j != OUTSIDE_WINDOW:
+            a[self._local_offsets[5] + j] = 1.0
+            if j in NEAR_CENTRE:
+                a[own + 13] = 1.0  # Gary within 1
         a[own + 9:own + 11] = row_col[here]
         a[own + 11:own + 13] = row_col[gary]
-        if 2 <= dr <= 4 and 2 <= dc <= 4:  # within distance 1 of the window's centre: the bot
-            a[own + 13] = 1.0
         phase_at = self._phase_feature.get(phase)
         if phase_at is not None:
             a[phase_at] = 1.0
         left = 1.0 - state.actions_taken / state.step_limit
-        a[self._time_left_at] = max(0.0, left)
+        a[self._time_left_at] = left if left > 0.0 else 0.0
         a[self._time_left_at + 1] = 1.0 - state.quiet_rounds / state.no_progress_limit
         return np.frombuffer(a, "f")  # float32
 
@@ -430,32 +442,19 @@ class WizardArenaGame(Game):
                 elif d == d0:
                     a[c] = 0.5
 
-    def _stat_blocks(self, state: ArenaState, player: int) -> tuple[array.array, array.array, list]:
-        """``player``'s (own-stats block, bots table, marks): see ``_observer_blocks``. From the
-        state's cache (``_stats_cache``) unless a stat changed since it was built."""
-        hp, max_hp, st, score, alive, lo = (
-            state.hp, state.max_hp, state.strength, state.score, state.alive, state.leader_of)
-        cache = state.obs_cache
-        if cache is None or cache[0] != (hp, st, score, alive, lo, max_hp):
-            cache = state.obs_cache = self._stats_cache(state, cache)
-        per_observer = cache[3]
-        blocks = per_observer.get(player)
-        if blocks is None:
-            blocks = per_observer[player] = self._observer_blocks(state, player, cache)
-        return blocks
-
     def _stats_cache(self, state: ArenaState, old: tuple | None) -> tuple:
         """The state's cache for its current stats: (the stats it was built for; every seat's bots-table
         row in seat order, written out twice so that a rotation is one slice; every seat's own-stats
-        block; per observer asked so far, its blocks; per observer, its ``_observer_side``).
+        block; per observer asked so far, its blocks (``_observer_blocks``); per observer, its
+        ``_observer_side``). ``observe`` replaces it when any stat differs from the first entry.
 
         Built from ``old`` (the cache of earlier stats, if any) by writing again only what depends on
-        what changed. A bot's row and own block depend on its own stats and on its line (members
-        and their strengths): they are written again for every bot whose stats changed and for the
-        members of its line before and after. (The order inside a line only changes when a line is
-        formed, joined, absorbed or loses a member, which always changes ``leader_of`` or ``alive``
-        of one of its members too.) The sides depend only on who is alive and who leads whom: they
-        are kept when those did not change."""
+        what changed. A bot's row and own block depend on its own stats and on its line (members and
+        their strengths): they are written again for every bot whose stats changed and, where its
+        strength, life or leader changed, for the members of its line before and after. (The order
+        inside a line only changes when a line is formed, joined, absorbed or loses a member, which
+        always changes ``leader_of`` or ``alive`` of one of its members too.) The sides depend only
+        on who is alive and who leads whom: they are kept when those did not change."""
         hp, max_hp, st, score, alive, lo = (
             state.hp, state.max_hp, state.strength, state.score, state.alive, state.leader_of)
         key = (list(hp), list(st), list(score), list(alive), list(lo), list(max_hp))
@@ -466,14 +465,16 @@ class WizardArenaGame(Game):
             redo = set(range(n))
         else:
             rows, own_blocks = old[1][:], old[2][:]
+            old_key = old[0]
             redo = set()
-            old_lo = old[0][4]
-            changed = set()
-            for now, then in zip(key, old[0]):
+            for what, (now, then) in enumerate(zip(key, old_key)):
                 if now != then:
-                    changed.update(compress(range(n), map(ne, now, then)))
-            for i in changed:
-                redo.update(m for m in range(n) if old_lo[m] == old_lo[i] or lo[m] == lo[i])
+                    changed = list(compress(range(n), map(ne, now, then)))
+                    redo.update(changed)
+                    if what in _LINE_STATS:
+                        old_lo = old_key[4]
+                        for i in changed:
+                            redo.update(m for m in range(n) if old_lo[m] == old_lo[i] or lo[m] == lo[i])
         sides = old[4] if old is not None and old[0][3] == alive and old[0][4] == lo else {}
         for i in redo:
             self._write_seat(state, i, rows, own_blocks)
@@ -485,25 +486,25 @@ class WizardArenaGame(Game):
         documented). In the second copy "seat before mine" is 1: a rotation starting at the
         observer's seat reaches the second copy exactly for the seats before the observer's."""
         n = state.n
-        alive, lo = state.alive, state.leader_of
+        strength = state.strength
         health = state.health
         inv_hp = 1.0 / (2.0 * health) if health > 0 else 1.0
         # Party size, side strength and place in line (the line of its leader, if any).
-        lead = lo[i]
+        lead = state.leader_of[i]
         line = state.parties.get(lead)
         if line is not None and i in line:
-            size, side, place = len(line) / n, sum(state.strength[m] for m in line), line.index(i) / (n - 1)
+            size, side, place = len(line) / n, sum([strength[m] for m in line]), line.index(i) / (n - 1)
         else:
-            line, size, side, place = None, 1.0 / n, state.strength[i], 0.0
+            line, size, side, place = None, 1.0 / n, strength[i], 0.0
         side = min(1.0, side / SIDE_STRENGTH_SCALE)
         hp_v, max_v = min(1.0, state.hp[i] * inv_hp), min(1.0, state.max_hp[i] * inv_hp)
-        st_v = min(1.0, state.strength[i] / STRENGTH_SCALE)
+        st_v = min(1.0, strength[i] / STRENGTH_SCALE)
         score_v = score_feature(state.score[i])
-        # "declined me" depends on the observer and is written by ``observe``
-        extra = (0.0,) * (len(self.table_features) - len(TABLE_FEATURES))
+        alive_v = float(state.alive[i])
+        # "declined me" and the walking block depend on the observer and are written by ``observe``
         row = array.array("f", (
-            float(alive[i]), hp_v, max_v, st_v, score_v, float(alive[i] and lead == i), float(line is not None),
-            0.0, size, 0.0, 0.0, 0.0, side, place, *extra,
+            alive_v, hp_v, max_v, st_v, score_v, float(alive_v and lead == i), float(line is not None),
+            0.0, size, 0.0, 0.0, 0.0, side, place, *self._row_extra,
         ))
         k = self.row_len
         rows[i * k:i * k + len(row)] = row
@@ -512,14 +513,15 @@ class WizardArenaGame(Game):
         rows[(i + n) * k:(i + n) * k + len(row)] = row
         # Row, col, Gary's place and the phase are written by ``observe``.
         own_blocks[i] = array.array("f", (
-            float(alive[i]), hp_v, max_v, st_v, score_v,
+            alive_v, hp_v, max_v, st_v, score_v,
             float(line is None), float(line is not None and lead == i), float(line is not None and lead != i),
             size, 0.0, 0.0, 0.0, 0.0, 0.0, side, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
         ))
 
-    def _observer_blocks(self, state: ArenaState, player: int, cache: tuple) -> tuple[array.array, array.array, list]:
-        """(own-stats block without positions and phase; bots table with the observer's features
-        but without positions, "asks me to ally" and "declined me"; marks: see ``_observer_side``)."""
+    def _observer_blocks(self, state: ArenaState, player: int, cache: tuple) -> tuple[array.array, list]:
+        """(the own-stats block without positions and phase, then the bots table with the
+        observer's features but without positions, "asks me to ally" and "declined me": one array,
+        as they follow each other in the observation; marks: see ``_observer_side``)."""
         sides = cache[4]
         side = sides.get(player)
         if side is None:
@@ -529,7 +531,7 @@ class WizardArenaGame(Game):
         table = cache[1][player * k:(player + state.n) * k]  # seat order rotated: the observer first
         for at in ones:
             table[at] = 1.0
-        return cache[2][player], table, marks
+        return cache[2][player] + table, marks
 
     def _observer_side(self, state: ArenaState, player: int) -> tuple[list[int], list]:
         """(where the rotated bots table has a 1 for this observer: the one-hot of each living bot's

@@ -9,7 +9,6 @@ from __future__ import annotations
 import array
 import random
 from itertools import compress
-from typing import Any
 
 import numpy as np
 
@@ -91,24 +90,34 @@ _STEP_ARRAYS: dict[int, tuple] = {}
 
 
 def _step_arrays(size: int) -> tuple:
-    """(target, first side, second side) of every cell's 8 steps as (cells, 8) arrays, with
-    ``size * size`` standing for "off the map" (and for the sides of a straight step); per cell its
-    8 (direction, target) pairs and its 8 targets, in direction order."""
+    """(the target of every cell's 8 steps as a (cells, 8) array, with ``size * size`` standing for
+    "off the map"; per cell its 8 (direction, target) pairs in direction order; ``256 · cell`` per
+    cell, the first of its keys in ``_ROWS_BY_OPEN``)."""
     arrays = _STEP_ARRAYS.get(size)
     if arrays is None:
         off = size * size
         target = np.full((off, 8), off, dtype=np.intp)
-        side_a = np.full((off, 8), off, dtype=np.intp)
-        side_b = np.full((off, 8), off, dtype=np.intp)
         for cell, out in enumerate(_geometry(size)[2]):
-            for d, t, a, b in out:
+            for d, t, _, _ in out:
                 target[cell, d] = t
-                if a >= 0:
-                    side_a[cell, d], side_b[cell, d] = a, b
-        targets = [tuple(int(t) for t in row) for row in target]
-        pairs = [tuple(enumerate(row)) for row in targets]
-        arrays = _STEP_ARRAYS[size] = (target, side_a, side_b, pairs, targets)
+        pairs = [tuple(enumerate(int(t) for t in row)) for row in target]
+        arrays = _STEP_ARRAYS[size] = (target, pairs, 256 * np.arange(off, dtype=np.intp))
     return arrays
+
+
+def _cell_rows(size: int, cell: int, open_bits: int, shared: tuple[dict, ...]) -> tuple[tuple, ...]:
+    """A cell's rows of the tables ``step``, ``squeeze``, ``neighbours`` and ``moves`` (see
+    ``ArenaMap``), each the shared object of its value (``_SHARED_ROWS``), from which of its steps
+    are open (bit d of ``open_bits``: the step in direction d lands on the map on a passable cell).
+    A squeeze is an open diagonal step (odd d) whose two sides, the straight steps d - 1 and
+    d + 1, are both closed."""
+    pairs = _step_arrays(size)[1][cell]
+    step = tuple(t if open_bits >> d & 1 else -1 for d, t in pairs)
+    squeeze = tuple(d & 1 == 1 and open_bits >> d & 1 == 1 and open_bits >> (d - 1) & 1 == 0
+                    and open_bits >> ((d + 1) & 7) & 1 == 0 for d in range(8))
+    moves = tuple(pair for pair in pairs if open_bits >> pair[0] & 1)
+    near = tuple(t for _, t in moves)
+    return tuple(table.setdefault(row, row) for table, row in zip(shared, (step, squeeze, near, moves)))
 
 
 #: Per map size, one object for each distinct row of the maps' tables ``step``, ``squeeze``,
@@ -121,13 +130,21 @@ def _step_arrays(size: int) -> tuple:
 #: (The rows are tuples: nothing changes them.)
 _SHARED_ROWS: dict[int, tuple[dict[tuple, tuple], ...]] = {}
 _SHARED_ROWS_MAX = 150_000
+#: Per map size, the four shared rows of a cell by ``256 · cell + open``, where bit d of ``open`` is set
+#: when the step in direction d lands on the map on a passable cell: what a cell's rows follow from.
+#: Looking a cell up by that number is one small-integer lookup; building its four rows and finding
+#: each among the shared ones would be most of the time it takes to deal a game. Held with the
+#: ``_SHARED_ROWS`` entry it points into, and started afresh with it.
+_ROWS_BY_OPEN: dict[int, tuple[tuple[dict[tuple, tuple], ...], dict[int, tuple[tuple, ...]]]] = {}
+#: The bit of each direction in ``open`` (``_ROWS_BY_OPEN``).
+_DIRECTION_BITS = np.array([1 << d for d in range(8)], dtype=np.intp)
 
 
 class ArenaMap:
     """Immutable terrain plus precomputed neighbour tables; shared by every clone of a state."""
 
-    __slots__ = ("size", "terrain", "passable", "step", "squeeze", "neighbours", "moves", "free_cells", "cache",
-                 "row", "col", "near_bits")
+    __slots__ = ("size", "terrain", "passable", "step", "squeeze", "neighbours", "moves", "open_bits", "free_cells",
+                 "cache", "row", "col", "near_bits")
 
     def __init__(self, size: int, terrain: list[int] | tuple[int, ...]) -> None:
         if len(terrain) != size * size:
@@ -136,41 +153,42 @@ class ArenaMap:
         self.terrain = tuple(map(int, terrain))
         if not TERRAIN_CHARS.keys() >= set(self.terrain):
             raise ValueError("terrain values must be 0 (free), 1 (mountain) or 2 (forest)")
-        passable = self.passable = tuple(t == FREE for t in self.terrain)
+        passable = self.passable = tuple(map(FREE.__eq__, self.terrain))
         rows, cols, _, near_bits = _geometry(size)
         #: row[cell], col[cell]: the cell's row and column.
         self.row, self.col = rows, cols
         #: near_bits[cell]: the cells at Chebyshev distance 1 (passable or not) as a bit set.
         self.near_bits = near_bits
-        # The tables below, built with whole-map array operations (a cell off the map counts as an
-        # obstacle): a step is open when its target is passable, a squeeze when it is diagonal and
-        # both cells it passes between are obstacles.
-        target, side_a, side_b, pairs, targets = _step_arrays(size)
+        # A step is open when its target is passable (a cell off the map counts as an obstacle).
+        target, _, first_keys = _step_arrays(size)
         blocked = np.ones(size * size + 1, dtype=bool)
         blocked[:-1] = np.array(self.terrain) != FREE
         open_steps = ~blocked[target]
-        open_rows = open_steps.tolist()
-        step = np.where(open_steps, target, -1).tolist()
-        squeeze = (open_steps & (side_a < size * size) & blocked[side_a] & blocked[side_b]).tolist()
         # Every row is the one object of its value for all maps of this size (``_SHARED_ROWS``): a
         # cell's rows depend only on which of its neighbours are open, and most cells look alike on
-        # most maps.
+        # most maps. They are found by that (``_ROWS_BY_OPEN``), and made only for a cell whose
+        # neighbours are open in a way not seen before.
         shared = _SHARED_ROWS.get(size)
         if shared is None or sum(map(len, shared)) > _SHARED_ROWS_MAX:
             shared = _SHARED_ROWS[size] = ({}, {}, {}, {})
-
-        def rows_of(table: int, rows: Any) -> tuple:
-            one = shared[table].setdefault
-            return tuple(one(row, row) for row in rows)
-
+        by_open = _ROWS_BY_OPEN.get(size)
+        if by_open is None or by_open[0] is not shared:
+            by_open = _ROWS_BY_OPEN[size] = (shared, {})
+        index = by_open[1]
+        open_bits = open_steps @ _DIRECTION_BITS
+        #: open_bits[cell]: bit d set when the step in direction d lands on a passable cell.
+        self.open_bits = tuple(open_bits.tolist())
+        keys = (open_bits + first_keys).tolist()
+        found = list(map(index.get, keys))
+        if None in found:
+            for cell, key in enumerate(keys):
+                if found[cell] is None:
+                    found[cell] = index[key] = _cell_rows(size, cell, key & 255, shared)
         #: step[cell][d]: the cell reached by direction d, or -1 (off the map or an obstacle).
-        self.step = rows_of(0, map(tuple, step))
         #: squeeze[cell][d]: that step is a diagonal squeeze between two obstacle corners.
-        self.squeeze = rows_of(1, map(tuple, squeeze))
         #: neighbours[cell]: passable cells at Chebyshev distance 1 (in direction order).
-        self.neighbours = rows_of(2, map(tuple, map(compress, targets, open_rows)))
         #: moves[cell]: (direction, target) for every step onto a passable cell.
-        self.moves = rows_of(3, map(tuple, map(compress, pairs, open_rows)))
+        self.step, self.squeeze, self.neighbours, self.moves = zip(*found)
         self.free_cells = tuple(compress(range(size * size), passable))
         #: Scratch space for encoders (e.g. the observation's terrain template); never saved.
         self.cache: dict = {}
@@ -233,9 +251,38 @@ def _free_region(size: int, terrain: list[int] | tuple[int, ...], start: int) ->
 
 
 def _all_free_connected(size: int, terrain: list[int] | tuple[int, ...]) -> bool:
-    """Can every free cell of ``terrain`` reach every other (False when there is none)?"""
-    free = [c for c, t in enumerate(terrain) if t == FREE]
-    return bool(free) and len(_free_region(size, terrain, free[0])) == len(free)
+    """Can every free cell of ``terrain`` reach every other (False when there is none)?
+
+    A flood fill over bit sets (bit c: cell c), from the first free cell: each round the region
+    grows by one step in every direction (a step up or down, then a step left or right of that,
+    reaches all 8 neighbours) and keeps only free cells, until it stops growing."""
+    free = int.from_bytes(np.packbits(np.asarray(terrain) == FREE, bitorder="little").tobytes(), "little")
+    if not free:
+        return False
+    off_first_col, off_last_col = _column_masks(size)
+    region = free & -free  # the first free cell
+    while True:
+        grown = region | region << size | region >> size
+        grown = (grown | (grown << 1) & off_first_col | (grown >> 1) & off_last_col) & free
+        if grown == region:
+            return region == free
+        region = grown
+
+
+#: Per map size, the bit sets of the cells off the first column and off the last column.
+_COLUMN_MASKS: dict[int, tuple[int, int]] = {}
+
+
+def _column_masks(size: int) -> tuple[int, int]:
+    """(cells not in the first column, cells not in the last column) as bit sets: a step right
+    (bit c to c + 1) that lands in the first column, or left that lands in the last, has wrapped
+    round from the row before or after."""
+    masks = _COLUMN_MASKS.get(size)
+    if masks is None:
+        cells = range(size * size)
+        masks = _COLUMN_MASKS[size] = (sum(1 << c for c in cells if c % size != 0),
+                                       sum(1 << c for c in cells if c % size != size - 1))
+    return masks
 
 
 def chebyshev(size: int, a: int, b: int) -> int:

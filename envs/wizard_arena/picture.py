@@ -11,6 +11,24 @@ import random
 from envs.core.picture import SEAT_COLOURS, Cell, Picture
 
 
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def places(rows: list[dict]) -> dict[int, str]:
+    """Each bot's place in the ranking by score, then strength, in words: "1st", "shared 4th" (bots
+    equal in both share the best place among them)."""
+    key = {row["seat"]: (row["score"], row["strength"]) for row in rows}
+    out = {}
+    for seat, mine in key.items():
+        better = sum(1 for other in key.values() if other > mine)
+        same = sum(1 for other in key.values() if other == mine)
+        out[seat] = ("shared " if same > 1 else "") + ordinal(better + 1)
+    return out
+
+
 def picture(game, view) -> Picture:
     state = game.state_from_view(view, random.Random(0))
     size = game.config["map_size"]
@@ -38,12 +56,14 @@ def picture(game, view) -> Picture:
     else:
         turn = f"round {view['round']}, phase {view['phase']}, player_{view['actor']} to act"
     lines = []
-    for row in game.scoreboard(state):
+    board = game.scoreboard(state)
+    place = places(board)
+    for row in board:
         i = row["seat"]
-        party = "-".join(chr(ord("A") + m) for m in row["party"]) or "solo"
-        lines.append(f"{chr(ord('A') + i)} player_{i}: rank {row['rank']:g} {'alive' if row['alive'] else 'dead'} "
-                     f"score {row['score']} strength {row['strength']:.1f} hp {row['hp']}/{row['max_hp']} "
-                     f"party {party}")
+        party = "party " + "-".join(chr(ord("A") + m) for m in row["party"]) if row["party"] else "solo"
+        lines.append(f"{chr(ord('A') + i)} player_{i}: {place[i]}, {'alive' if row['alive'] else 'dead'}, "
+                     f"score {row['score']}, strength {row['strength']:.1f}, hp {row['hp']}/{row['max_hp']}, "
+                     f"{party}")
     private = [f"you are player_{view['seat']} (bot {chr(ord('A') + view['seat'])})"]
     return Picture(size, size, cells, lines=lines, turn=turn, private=private, cell_width=2,
                    legend="A-P bots, @ Gary, x gravestone, ^ mountain, # forest", strong_means="your bot")

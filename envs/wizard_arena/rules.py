@@ -67,11 +67,13 @@ END_RULES, END_NO_PROGRESS = "rules", "no-progress"
 def _mask_of(actions: tuple[int, ...] | list[int]) -> np.ndarray:
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
     mask[list(actions)] = 1
+    mask.flags.writeable = False
     return mask
 
 
-# Legal masks are copied from these tables rather than built element by element (the copy is
-# what callers get, so nobody can scribble on a table entry).
+# Legal masks are these tables' entries rather than built element by element. Masks are never
+# written in place (``State.set_legal_mask``; the environment hands each seat a copy), so the
+# entries are shared, read-only: nobody can scribble on one.
 #: Move phase: by the bit set of open directions (bit d: direction d is free), "stay" always legal.
 _MOVE_MASKS = tuple(_mask_of([d for d in range(8) if code >> d & 1] + [STAY]) for code in range(256))
 _ALLY_MASK = _mask_of((ALLY_ACCEPT, ALLY_DECLINE))
@@ -284,21 +286,27 @@ class ArenaState(State):
         if phase == MOVE:
             occ = self.occ
             a = self.actor
+            here = self.pos[a]
+            for t in self.map.neighbours[here]:
+                if occ[t] >= 0:
+                    break
+            else:  # the usual case: no neighbour occupied, every step onto passable ground is legal
+                return _MOVE_MASKS[self.map.open_bits[here]]
             lo = self.leader_of
             code = 0
             line = self.parties.get(a)
-            for d, t in self.map.moves[self.pos[a]]:
+            for d, t in self.map.moves[here]:
                 o = occ[t]
                 if o < 0 or (o != a and lo[o] == a and self._can_turn(line, t)):
                     code |= 1 << d
-            return _MOVE_MASKS[code].copy()
+            return _MOVE_MASKS[code]
         if phase == ALLY:
-            return _ALLY_MASK.copy()
+            return _ALLY_MASK
         if phase == GARY:
-            return _GARY_MASK.copy()
+            return _GARY_MASK
         if phase == REWARD:
-            return (_REWARD_MASK if self.health > 0 else _REWARD_MASK_NO_HEALTH).copy()
-        return _NO_MASK.copy()
+            return _REWARD_MASK if self.health > 0 else _REWARD_MASK_NO_HEALTH
+        return _NO_MASK
 
     def legal_actions(self) -> list[int]:
         """The legal actions, ascending: looked up from the mask (always one of the tables above)."""
@@ -472,7 +480,13 @@ class ArenaState(State):
         occ, nb, lo, pos = self.occ, self.map.neighbours, self.leader_of, self.pos
         found: list[int] | None = None
         line = self.parties.get(lead)
-        if line is not None and 3 * len(line) > self.n:
+        if line is None:
+            for cell in nb[pos[lead]]:
+                if occ[cell] >= 0:
+                    break
+            else:
+                return []  # a solo with no neighbour at all, the most common case
+        elif 3 * len(line) > self.n:
             # A long line (compared with the number of bots) has many neighbour cells: first test,
             # with bit sets, whether any living bot of another side stands next to it at all
             # (living bots stand on their cells).
@@ -549,9 +563,8 @@ class ArenaState(State):
         if resolved and self._check_over():
             return
         if not self.respawned and alive[a] and lo[a] == a:
-            row, col = self.map.row, self.map.col
             here, gary = self.pos[a], self.gary
-            if -1 <= row[here] - row[gary] <= 1 and -1 <= col[here] - col[gary] <= 1:
+            if gary == here or self.map.near_bits[here] >> gary & 1:  # Gary within distance 1
                 self._phase = GARY
                 return
         self._end_turn(declined_clean=declined_clean and not resolved)
@@ -927,8 +940,8 @@ class ArenaState(State):
             state.pos[i] = cell
             state.occ[cell] = i
             if calm:
-                taken = near[cell]
-                calm = [c for c in calm if c != cell and c not in taken]
+                taken = {cell, *near[cell]}
+                calm = [c for c in calm if c not in taken]
         cells = state.free_cells(avoid_crowd=False)
         state.gary = cells[rng.randrange(len(cells))]
         return state

@@ -80,6 +80,7 @@ class _Noted(ArenaState):
         won = super()._bouts(mine, theirs)
         rolls = self.rng.rolled[start:]
         bouts = [f"{x}x{_strength(mine)}={x * mine / 10:g} v {y}x{_strength(theirs)}={y * theirs / 10:g}"
+                 + (" (a tie: rolled again)" if x * mine == y * theirs else "")
                  for x, y in zip(rolls[0::2], rolls[1::2])]
         self.notes.append("  bouts (D20 x strength): " + "; ".join(bouts))
         return won
@@ -104,7 +105,9 @@ class _Noted(ArenaState):
                                   + (" and dies: a gravestone marks its square" if not self.alive[m] else ""))
         absorbed = [m for m in losers[1:] if self.alive[m] and self.leader_of[m] == self.leader_of[w]]
         if absorbed:
-            self.notes.append(f"  {', '.join(bot(m) for m in absorbed)} now follow {bot(self.leader_of[w])}")
+            who = ", ".join(bot(m) for m in absorbed[:-1]) + " and " + bot(absorbed[-1]) if len(absorbed) > 1 \
+                else bot(absorbed[0])
+            self.notes.append(f"  {who} now follow{'s' if len(absorbed) == 1 else ''} {bot(self.leader_of[w])}")
         if self.alive[l] and self.pos[l] != before:
             self.notes.append(f"  {bot(l)} respawns at row {self.pos[l] // self.map.size}, "
                               f"column {self.pos[l] % self.map.size}")
@@ -139,10 +142,14 @@ def tell(game, before: dict[str, Any], after: dict[str, Any], seat: int, action:
     noted = _Noted.copy_of(states[0])
     noted.apply_action(action)
     out: list[str] = []
-    if action == ALLY_DECLINE:
-        out.append(f"{bot(seat)} declines the alliance")
-    elif action == ALLY_ACCEPT and noted.phase == "ally":
-        out.append(f"{bot(seat)} would ally; {bot(noted.current_player())} is asked")
+    if action in (ALLY_ACCEPT, ALLY_DECLINE) and states[0].ally:
+        asker, asked = states[0].ally
+        if states[0].ally_stage == 0:
+            out.append(f"{bot(asker)} offers an alliance to {bot(asked)}; {bot(asked)} is asked"
+                       if action == ALLY_ACCEPT else f"{bot(asker)} meets {bot(asked)} and offers no alliance")
+        else:
+            out.append(f"{bot(asked)} {'accepts' if action == ALLY_ACCEPT else 'declines'} the alliance "
+                       f"offered by {bot(asker)}")
     elif action == NO_CHALLENGE:
         out.append(f"{bot(seat)} leaves Gary alone")
     elif action == REWARD_SCORE:
@@ -164,12 +171,18 @@ def tell(game, before: dict[str, Any], after: dict[str, Any], seat: int, action:
 
 
 def label(game, view: dict[str, Any], action: int) -> str:
-    name = game.action_to_string(action)
-    if action in (ALLY_ACCEPT, ALLY_DECLINE) and view.get("ally"):
-        a, b = view["ally"]
-        other = b if view["seat"] == a else a
-        return f"{name} with {bot(other)}"
-    return name
+    """The move's name; an alliance answer names the other bot of the question (the mover is named
+    beside it in the log): the bot that met another offers an alliance or not, then the other accepts
+    or declines."""
+    if action in (ALLY_ACCEPT, ALLY_DECLINE):
+        if not view.get("ally"):
+            return "accept an alliance" if action == ALLY_ACCEPT else "decline an alliance"
+        asker, asked = view["ally"]
+        if view.get("ally_stage", 0) == 0:
+            return f"offer an alliance to {bot(asked)}" if action == ALLY_ACCEPT else \
+                f"offer no alliance to {bot(asked)}"
+        return f"{'accept' if action == ALLY_ACCEPT else 'decline'} the alliance offered by {bot(asker)}"
+    return game.action_to_string(action)
 
 
 def waiting(game, view: dict[str, Any]) -> str:

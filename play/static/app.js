@@ -11,6 +11,10 @@ let wake = null;  // ends the pause between two agent moves at once (when "skip"
 // The game the page shows is kept in the address (#game=ID) and in the browser's storage, so that a
 // reload or a tab opened again finds it, for as long as the server keeps it.
 const STORE_KEY = "tabletop-rl-game";
+// The form as the shown game was started (game, config, seat, opponent, max cycles, seed as typed), so
+// that after a reload Start plays the same game again; the server does not tell the seed before the end.
+const FORM_KEY = "tabletop-rl-form";
+const FORM_FIELDS = ["game", "config", "seat", "opponent", "max_cycles", "seed"];
 const PACE_MS = Number(new URLSearchParams(location.search).get("pace") ?? 250);
 const $ = (id) => document.getElementById(id);
 
@@ -56,7 +60,17 @@ function fillSeats() {
   const fit = game.agents_by_config[config];
   $("opponent").innerHTML = "";
   const preferred = fit.includes(chosen) ? chosen : game.default_opponent;
-  for (const id of fit) $("opponent").add(new Option(id, id, false, id === preferred));
+  // Strongest first (the ladder's order, with Elo and time a move); older versions folded under their own heading.
+  let older = null;
+  for (const entry of game.opponents_by_config[config]) {
+    const option = new Option(entry.label, entry.id, false, entry.id === preferred);
+    if (entry.older && !older) {
+      older = document.createElement("optgroup");
+      older.label = "older versions";
+      $("opponent").add(older);
+    }
+    (entry.older ? older : $("opponent")).appendChild(option);
+  }
   // A chosen opponent that cannot sit at this table (trained for another config) is replaced: say so.
   if (chosen && !fit.includes(chosen) && game.agents.includes(chosen)) {
     say("The opponent " + chosen + " plays only at the table it was trained for, not at " + config +
@@ -87,6 +101,48 @@ function remember(id) {
   history.replaceState(null, "", id ? "#game=" + id : location.pathname + location.search);
 }
 
+// The form's values when game `id` was started (kept with it), or null when forgetting.
+function rememberForm(id, values) {
+  try {
+    if (id) localStorage.setItem(FORM_KEY, JSON.stringify({ id, ...values }));
+    else localStorage.removeItem(FORM_KEY);
+  } catch (err) { /* private mode */ }
+}
+
+// The form as game `id` was started in this browser, or null (started elsewhere, or storage off).
+function formOf(id) {
+  try {
+    const form = JSON.parse(localStorage.getItem(FORM_KEY) || "null");
+    return form && form.id === id ? form : null;
+  } catch (err) { return null; }
+}
+
+// Set the form to the game found after a reload: as it was started when this browser started it,
+// else what the server says (game, config, seat, the first opponent). Only the chosen values are set:
+// the lists are filled as ever (fillSetup, fillSeats), and a value not offered there is left alone.
+function restoreForm(data, game) {
+  const form = formOf(data.id);
+  const offered = (id, value) => [...$(id).options].some((o) => o.value === value);
+  $("game").value = data.game;
+  fillSetup();
+  let family = form && form.game === data.game && form.config in game.configs ? form.config : null;
+  if (!family) {
+    // the named config the game was started with: the most specific one its config agrees with
+    let size = -1;
+    for (const [name, conf] of Object.entries(game.configs)) {
+      const keys = Object.keys(conf);
+      const same = keys.every((key) => JSON.stringify(conf[key]) === JSON.stringify(data.config[key]));
+      if (same && keys.length > size) { family = name; size = keys.length; }
+    }
+  }
+  if (family) { $("config").value = family; fillSeats(); }
+  $("seat").value = String(data.seat);
+  const opponent = form ? form.opponent : data.seats.find((who, i) => i !== data.seat);
+  if (opponent && offered("opponent", opponent)) $("opponent").value = opponent;
+  $("max_cycles").value = form ? form.max_cycles : "";
+  $("seed").value = form ? form.seed : "";
+}
+
 // After a reload (or a closed tab opened again): find the game in the address or the browser's
 // storage and show it as it stands, board, log and turn; say so when the server no longer has it.
 async function resume() {
@@ -100,25 +156,13 @@ async function resume() {
   if (token !== current) return;
   if (!ok) {
     remember(null);
+    rememberForm(null);
     say(status === 404 ? "Your earlier game is no longer on the server (a game unused for a while is dropped, " +
         "and a restarted server keeps none): start a new one." : "Could not find your earlier game: " + data.error);
     return;
   }
   const game = catalogue.find((g) => g.name === data.game);
-  if (game) {
-    $("game").value = data.game;
-    fillSetup();
-    // the named config the game was started with: the most specific one its config agrees with
-    let family = null;
-    let size = -1;
-    for (const [name, conf] of Object.entries(game.configs)) {
-      const keys = Object.keys(conf);
-      const same = keys.every((key) => JSON.stringify(conf[key]) === JSON.stringify(data.config[key]));
-      if (same && keys.length > size) { family = name; size = keys.length; }
-    }
-    if (family) { $("config").value = family; fillSeats(); }
-    $("seat").value = String(data.seat);
-  }
+  if (game) restoreForm(data, game);
   $("log").innerHTML = "";
   $("game-area").hidden = false;
   $("download").hidden = true;
@@ -140,6 +184,7 @@ async function start() {
   $("choices").innerHTML = "";
   $("hint").hidden = true;
   if (old) api("DELETE", "/api/sessions/" + old.id);  // its place on the server is free at once
+  const form = Object.fromEntries(FORM_FIELDS.map((id) => [id, $(id).value]));
   const body = { game: $("game").value, config: $("config").value, seat: Number($("seat").value),
                  opponents: $("opponent").value };
   if ($("max_cycles").value) body.max_cycles = Number($("max_cycles").value);
@@ -149,10 +194,12 @@ async function start() {
   if (!ok) {
     $("game-area").hidden = true;
     remember(null);
+    rememberForm(null);
     say("Could not start the game: " + data.error);
     return;
   }
   remember(data.id);
+  rememberForm(data.id, form);
   skipping = false;
   $("game-area").classList.remove("stale");
   $("log").innerHTML = "";

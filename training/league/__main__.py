@@ -10,33 +10,36 @@ import pathlib
 import sys
 from typing import Any, Sequence
 
-import agents
 import envs
+from agents.errors import run_command
 from agents.pool import check_pool_options
-from agents.registry import searches_at_play_time as registered_as_searching
+from agents.registry import resolve, searches_at_play_time as registered_as_searching
 from envs.core import ConfigError
 from envs.core.config import parse_key_values
 from envs.provenance import provenance
-from training.league.matches import ENV_KEYWORDS, evaluate, round_robin, table_facts
+from training.league.matches import evaluate, round_robin, table_facts
 from training.league.ladder import DEFAULT_WORK, GAMES as LADDER_GAMES, SEARCH_GAMES, SEED as LADDER_SEED, SLOW_GAMES
-from training.league.output import FEW_GAMES, print_ladder, lineup_label, make_console, print_all_summary, print_report, write_outputs
+from training.league.output import (FEW_GAMES, ladder_summary, lineup_label, make_console, print_all_summary,
+                                    print_ladder, print_report, write_outputs)
+from training.league.tables import cannot_play, check_seat, game_tables, table_at, table_label  # noqa: F401  (offered here too)
 
-QUICK_GAMES = 100  # per lineup, within QUICK_BUDGET_S seconds per table
-QUICK_BUDGET_S = 40.0
-#: The quick league's floor: every lineup plays at least this many games whatever the budget, so
-#: that no table is too small to mean something (the few-games warning's threshold).
-QUICK_MIN_GAMES = FEW_GAMES
+#: Games per lineup of the quick league: a fixed count (rounded up to whole seat rotations), so two
+#: runs print the same tables on any machine.
+QUICK_GAMES = FEW_GAMES
+#: Games of the ladder's top against heuristic-v1 in the quick league, where that agent searches.
+QUICK_TOP_GAMES = 8
 FULL_GAMES = 400  # per lineup: a 95% interval narrower than +-5 points
 #: Local worker processes when --workers is not given.
 LOCAL_WORKERS = min(2, os.cpu_count() or 1)
 
 
 def resolve_agent(game_name: str, agent_id: str) -> str:
-    """``"heuristic-v1"`` -> ``"sequence_v0/heuristic-v1"``; full ids are checked as they are."""
-    full = agent_id if "/" in agent_id else f"{game_name}/{agent_id}"
-    if full not in agents.available(game_name):
-        raise SystemExit(f"no agent {full!r} for {game_name}; available: {agents.available(game_name)}")
-    return full
+    """``"heuristic-v1"`` -> ``"sequence_v0/heuristic-v1"``; full ids and policy folders are checked as
+    they are (:func:`agents.registry.resolve`)."""
+    try:
+        return resolve(game_name, agent_id)
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 def parse_config(pairs: Sequence[str]) -> dict[str, Any]:
@@ -62,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     who.add_argument("--ladder", metavar="GAME",
                      help="print GAME's ladder: every agent rated on one Elo scale, strongest first (with --config: "
                      "the ladder of that config family)")
+    who.add_argument("--ladder-summary", action="store_true",
+                     help="print each table's three strongest current agents as a Markdown table (the README's)")
     who.add_argument("--make-ladder", nargs="+", metavar="GAME",
                      help="remake the ladders of these games ('all' for every game): plays every pairing of the "
                      "ladder's design, resumable (see python -m pydoc training.league.ladder)")
@@ -70,9 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "plus a table for each other config shipped checkpoints were trained for (default: off)")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true",
-                      help=f"up to {QUICK_GAMES} games per lineup, at least {QUICK_MIN_GAMES}; no new game after "
-                      f"{QUICK_BUDGET_S:.0f} s per table once every lineup has its {QUICK_MIN_GAMES}; with --all, "
-                      "agents that search at play time are left out; the default with --all")
+                      help=f"{QUICK_GAMES} games per lineup among the current agents that do not search at play time, "
+                      f"plus the ladder's top against heuristic-v1 in {QUICK_TOP_GAMES} games where it searches; the "
+                      "default with --all, or --game without --agents")
     size.add_argument("--full", action="store_true", help=f"{FULL_GAMES} games per lineup (default: off)")
     size.add_argument("--games", type=int,
                       help="games per lineup, rounded up to whole seat rotations (default: 100, or as --quick/--full)")
@@ -81,10 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, help=f"first deal seed (default: 0, or {LADDER_SEED:,} with --make-ladder)")
     parser.add_argument("--budget-s", type=float,
                         help="stop starting games after this many seconds per table; lineups are then cut to equal "
-                        f"whole seat rotations (default: none, or {QUICK_BUDGET_S:.0f} with --quick)")
+                        "whole seat rotations, so the numbers depend on the machine's speed (default: none)")
     parser.add_argument("--min-games", type=int,
                         help="games every lineup plays even past --budget-s, rounded up to whole seat rotations "
-                        f"(default: {QUICK_MIN_GAMES} with --quick, else 0)")
+                        "(default: 0)")
     parser.add_argument("--min-cycles", type=int,
                         help="whole seat rotations every lineup plays even past --budget-s "
                         "(default: 1 with --quick, else 0)")
@@ -122,16 +127,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = make_console()
     config = parse_config(args.config)
-    quick = args.quick or (args.all and not (args.full or args.games))
+    whole_game = args.all or not (args.agents or args.lineup)
+    quick = args.quick or (whole_game and not (args.full or args.games))
     games = args.games or (FULL_GAMES if args.full else QUICK_GAMES if quick else 100)
     if games < 1:
         raise SystemExit("--games must be at least 1")
     if args.min_cycles is None:
-        args.min_cycles = 1 if quick else 0
+        args.min_cycles = 0
     if args.min_cycles < 0:
         raise SystemExit(f"--min-cycles must be 0 or more, got {args.min_cycles}")
     if args.min_games is None:
-        args.min_games = QUICK_MIN_GAMES if quick else 0
+        args.min_games = 0
     if args.min_games < 0:
         raise SystemExit(f"--min-games must be 0 or more, got {args.min_games}")
     if args.workers is None and args.ray_address is None:
@@ -146,6 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _make_ladders(args, console)
     if args.seed is None:
         args.seed = 0
+    if args.ladder_summary:
+        print(ladder_summary(), end="")
+        return 0
     if args.ladder:
         return _print_ladder(args.ladder, config, console)
     if args.all:
@@ -153,25 +162,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit("--all evaluates every game with its default config; --config is per game")
         return _run_all(args, games, quick, console)
     if args.game not in envs.NAMES:
-        raise SystemExit(f"unknown game {args.game!r}; available: {list(envs.NAMES)}")
+        raise SystemExit(f"error: {envs._unknown_game(args.game)}")
     try:
         _, num_teams = table_facts(args.game, config)
     except ConfigError as exc:
         raise SystemExit(f"error: {exc}") from None
+    if not (args.agents or args.lineup):  # the agents that fit the game's tables (or the table of --config)
+        args.out = args.out or pathlib.Path("runs/league") / args.game
+        return _run_all(args, games, quick, console, [args.game], config if config else None)
     if args.lineup:
         lineups = [tuple(resolve_agent(args.game, a) for a in args.lineup)]
         if len(lineups[0]) != num_teams:
             raise SystemExit(f"error: {args.game} with config {config} has {num_teams} teams; "
                              f"--lineup names {len(lineups[0])} agents")
     else:
-        ids = args.agents or [f"{args.game}/random-v0"] + [
-            a for a in agents.available(args.game) if a != f"{args.game}/random-v0"
-        ]
+        ids = args.agents
         if len(set(ids)) < 2:
             raise SystemExit("--agents needs at least two different agents (use --lineup for self-play)")
         lineups = round_robin([resolve_agent(args.game, a) for a in ids], num_teams)
+    for agent_id in dict.fromkeys(a for lineup in lineups for a in lineup):
+        check_seat(agent_id, args.game, config)  # a damaged checkpoint is refused before any game
     report = evaluate(args.game, lineups, games, config, args.seed, args.workers, not args.no_progress,
-                      budget_for(args.budget_s, quick), args.start_method, args.records, args.min_cycles,
+                      args.budget_s, args.start_method, args.records, args.min_cycles,
                       args.min_games, args.ray_address)
     print_report(report, console)
     paths = write_outputs(report, args.out or pathlib.Path("runs/league") / args.game)
@@ -181,22 +193,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _run_all(args, games: int, quick: bool, console) -> int:
-    """Every game in ``envs.NAMES``: a round robin of all its agents with the game's default config,
-    then one more for each other config that shipped checkpoints were trained for (their own table,
-    with every agent that can sit there)."""
+def _run_all(args, games: int, quick: bool, console, names: Sequence[str] | None = None,
+             config: dict[str, Any] | None = None) -> int:
+    """Every game in ``names``: a round robin of all its agents with the game's default config,
+    then one more for each other config that agents were trained for (their own table, with every
+    agent that can sit there); with ``config``, the one table of that config."""
+    names = envs.NAMES if names is None else names
     out_root = args.out or pathlib.Path("runs/league/all")
-    summary: dict[str, Any] = {"provenance": provenance(envs.NAMES), "games_per_lineup": games,
+    summary: dict[str, Any] = {"provenance": provenance(names), "games_per_lineup": games,
                                "budget_s": args.budget_s, "seed": args.seed, "games": {}}
     failures = 0
-    for name in envs.NAMES:
-        for label, table_config, ids in league_tables(name, quick, summary, console):
+    for name in names:
+        for label, table_config, ids, top in league_tables(name, quick, summary, console, config):
             try:
                 _, num_teams = table_facts(name, table_config)
                 # With only the random player, a self-play lineup still measures the seat advantage.
                 lineups = round_robin(ids, num_teams) if len(ids) >= 2 else [(ids[0],) * num_teams]
-                report = evaluate(name, lineups, games, table_config, args.seed, args.workers, not args.no_progress,
-                                  budget_for(args.budget_s, quick), args.start_method, args.records,
+                counts = [games] * len(lineups)
+                if top is not None:  # the ladder's top searches: it plays heuristic-v1 alone, in fewer games
+                    lineups.append((top,) + (f"{name}/heuristic-v1",) * (num_teams - 1))
+                    counts.append(QUICK_TOP_GAMES)
+                report = evaluate(name, lineups, counts, table_config, args.seed, args.workers, not args.no_progress,
+                                  args.budget_s, args.start_method, args.records,
                                   args.min_cycles, args.min_games, args.ray_address)
             except Exception as exc:  # one unfinished game must not stop the others
                 failures += 1
@@ -233,17 +251,14 @@ def _run_all(args, games: int, quick: bool, console) -> int:
 def _print_ladder(game_name: str, config: dict[str, Any], console) -> int:
     from agents.ladder import ladder_info
 
-    try:
-        info = ladder_info(game_name, config)
-    except ValueError as exc:  # an unknown game or config, or a ladder file that cannot be used
-        raise SystemExit(f"error: {exc}") from None
-    print_ladder(info, console)
+    if game_name not in envs.NAMES:
+        raise SystemExit(f"error: {envs._unknown_game(game_name)}")
+    print_ladder(ladder_info(game_name, config), console)  # a LadderError or ConfigError: one line, exit status 2
     return 0
 
 
 def _make_ladders(args, console) -> int:
     from training.league.ladder import make_ladder, write_ladder
-    from training.league.tables import game_tables
 
     names = list(envs.NAMES) if args.make_ladder == ["all"] else args.make_ladder
     for name in names:
@@ -265,77 +280,50 @@ def _make_ladders(args, console) -> int:
     return 0
 
 
-def budget_for(budget_s: float | None, quick: bool) -> float | None:
-    """The time budget of one table: ``--budget-s`` if given, else ``QUICK_BUDGET_S`` with
-    ``--quick``, else none."""
-    if budget_s is not None or not quick:
-        return budget_s
-    return QUICK_BUDGET_S
+def league_tables(game_name: str, quick: bool, summary: dict[str, Any], console,
+                  config: dict[str, Any] | None = None) -> list[tuple[str, dict[str, Any], list[str], str | None]]:
+    """The league's tables for one game: ``(label, config, agent ids, top)``, the default config first.
 
-
-def table_label(game_name: str, config: dict[str, Any]) -> str:
-    """A table's name in ``--all``'s output (and its folder): the game, then any keywords set."""
-    return game_name + "".join(f"-{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in sorted(config.items()))
-
-
-def league_tables(game_name: str, quick: bool, summary: dict[str, Any],
-                  console) -> list[tuple[str, dict[str, Any], list[str]]]:
-    """``--all``'s tables for one game: ``(label, config, agent ids)``, the default config first.
-
-    A checkpoint that cannot sit at the default table because it was trained for another config
-    gets a table of that config (the keywords that differ from the defaults), shared with every
-    checkpoint of the same config and every agent that can sit there. With ``quick`` a table plays
-    only the newest version of each checkpoint family. What is left out, and why, goes in
-    ``summary["left_out"]``.
+    Every table of :func:`training.league.tables.game_tables` (the default config, then each config
+    family that has agents of its own), with every agent that can sit there. With ``quick`` a table
+    plays the current agents (superseded versions left out) that do not search at play time in a
+    round robin, and ``top`` names the table's ladder top when it searches: it then plays
+    ``heuristic-v1`` alone, in fewer games (:data:`QUICK_TOP_GAMES`). What is left out, and why, goes
+    in ``summary["left_out"]``. With ``config``, the one table of that config.
     """
-    from agents.checkpoint import scan_index
+    from agents.ladder import LadderError, ladder
+    from agents.registry import superseded_by
 
-    random_id = f"{game_name}/random-v0"
-    everyone = [random_id] + [a for a in agents.available(game_name) if a != random_id]
-    trained_for = {entry["id"]: entry["config"] for entry in scan_index()[0] if entry["game"] == game_name}
-    default = envs.make_game(game_name).config
-    configs: list[dict[str, Any]] = [{}]
-    at_default = {agent_id: cannot_play(agent_id, game_name, {}) for agent_id in everyone}
-    own_table: dict[str, str] = {}  # checkpoint id -> the label of the table of its own config
-    for agent_id in everyone:
-        if agent_id in trained_for and at_default[agent_id]:
-            own = {k: v for k, v in trained_for[agent_id].items() if default.get(k) != v}
-            if own and cannot_play(agent_id, game_name, own) is None:
-                own_table[agent_id] = table_label(game_name, own)
-                if own not in configs:
-                    configs.append(own)
     tables = []
-    for table_config in configs:
-        label = table_label(game_name, table_config)
-        ids = []
-        for agent_id in everyone:
-            problem = cannot_play(agent_id, game_name, table_config) if table_config else at_default[agent_id]
-            if problem is None:
-                ids.append(agent_id)
-            elif not table_config:  # said once, at the default table
-                if agent_id in own_table:
-                    problem = f"trained for another config; plays at its own table, {own_table[agent_id]}"
-                console.print(f"[yellow]{label}: leaving out {agent_id}: {problem}[/yellow]")
-                summary.setdefault("left_out", {})[agent_id] = problem
-        if quick:  # a quick league: the newest checkpoint of each family
-            superseded = older_checkpoint_versions(ids)
-            for agent_id, newest in superseded.items():
-                summary.setdefault("left_out", {})[agent_id] = f"superseded by {newest} (--full plays every version)"
-            ids = [a for a in ids if a not in superseded]
-            if superseded:
-                console.print(f"{label}: the quick league plays the newest version of each checkpoint; leaving out "
-                              f"{', '.join(sorted(a.split('/', 1)[1] for a in superseded))} (--full plays them all)")
-            # A search agent takes seconds a game where the others take a fraction of one (Pan's Trial:
-            # about 90% of the table's time for one agent in six lineups of twenty-one), so the quick
-            # league's floor of games would not fit in its few minutes with one at the table.
-            searching = searches_at_play_time(ids)
+    for table in game_tables(game_name) if config is None else [table_at(game_name, config)]:
+        left_out = summary.setdefault("left_out", {})
+        for agent_id, problem in table.left_out.items():
+            console.print(f"[yellow]{table.label}: leaving out {agent_id}: {problem}[/yellow]")
+            left_out[agent_id] = problem
+        ids, top = list(table.agents), None
+        if quick:
+            try:
+                top = ladder(game_name, table.config)[0]["id"]
+            except LadderError as exc:
+                console.print(f"[yellow]{table.label}: {exc}; the quick league plays no searching agent here[/yellow]")
+            older = [a for a in ids if superseded_by(a)]
+            for agent_id in older:
+                left_out[agent_id] = f"superseded by {superseded_by(agent_id)} (--full plays every version)"
+            searching = [a for a in ids if registered_as_searching(a) and a not in older]
             for agent_id in searching:
-                summary.setdefault("left_out", {})[agent_id] = "searches at play time, seconds a game (--full plays it)"
-            ids = [a for a in ids if a not in searching]
+                left_out[agent_id] = ("the ladder's top: plays heuristic-v1 only, in fewer games" if agent_id == top
+                                      else "searches at play time, seconds a game (--full plays it)")
+            ids = [a for a in ids if a not in older and a not in searching]
+            if top not in searching:
+                top = None
+            if older:
+                console.print(f"{table.label}: the quick league plays current agents; leaving out the older versions "
+                              f"{', '.join(sorted(a.split('/', 1)[1] for a in older))} (--full plays them all)")
             if searching:
-                console.print(f"{label}: the quick league leaves out the agents that search at play time, seconds a "
-                              f"game each: {', '.join(sorted(a.split('/', 1)[1] for a in searching))} (--full plays them)")
-        tables.append((label, table_config, ids))
+                console.print(f"{table.label}: the quick league leaves out the agents that search at play time, "
+                              f"seconds a game, except the ladder's top: "
+                              f"{', '.join(sorted(a.split('/', 1)[1] for a in searching if a != top))} (--full plays them)")
+        tables.append((table.label, table.config, ids, top))
     return tables
 
 
@@ -345,33 +333,5 @@ def searches_at_play_time(agent_ids: Sequence[str]) -> list[str]:
     return [a for a in agent_ids if registered_as_searching(a)]
 
 
-def older_checkpoint_versions(agent_ids: Sequence[str]) -> dict[str, str]:
-    """``{older id: newest id}`` among the shipped checkpoints of one game's ``agent_ids``.
-
-    A family is an id without its ``-vN`` suffix (``pans_trial_v0/ppo-search``); only checkpoint
-    ids are grouped, never the built-in agents (each heuristic version is its own baseline).
-    """
-    from agents.checkpoint import scan_index
-    from agents.registry import parse_id
-
-    good, bad, _ = scan_index()  # an entry that fails its checks is still a checkpoint id
-    trained = {entry["id"] for entry in good} | set(bad)
-    newest: dict[tuple[str, str], tuple[int, str]] = {}  # (game, kind) -> (version, id)
-    for agent_id in (a for a in agent_ids if a in trained):
-        game, kind, version = parse_id(agent_id)
-        newest[game, kind] = max(newest.get((game, kind), (-1, "")), (version, agent_id))
-    return {a: newest[parse_id(a)[:2]][1] for a in agent_ids if a in trained and newest[parse_id(a)[:2]][1] != a}
-
-
-def cannot_play(agent_id: str, game_name: str, config: dict[str, Any]) -> str | None:
-    """Why ``agent_id`` cannot sit at ``game_name`` with ``config`` (None if it can)."""
-    try:
-        engine_config = {k: v for k, v in config.items() if k not in ENV_KEYWORDS}
-        agents.make(agent_id, seed=0).reset(0, envs.make_game(game_name, **engine_config))
-    except Exception as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return None
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command(main, "python -m training.league"))

@@ -32,7 +32,9 @@ import agents
 from agents.ladder import LADDER_DIR, ladder_path, row_fields
 from agents.registry import searches_at_play_time, superseded_by
 from envs.provenance import environment_version, provenance
-from training.league.matches import evaluate, league_statistics, seat_agents, table_facts, table_game
+from agents.stats import bootstrap_elo_interval
+from training.league.matches import (ELO_BOOTSTRAP_SEED, ELO_INTERVAL_METHOD, ELO_RESAMPLES, evaluate,
+                                     league_statistics, pairwise_outcomes, seat_agents, table_facts, table_game)
 from training.league.tables import Table, table_title
 
 #: Games per pairing of an agent that plays at the speed of a network or a heuristic.
@@ -90,8 +92,8 @@ def _slug(teams: Sequence[str]) -> str:
 
 def play_pairing(table: Table, teams: tuple[str, ...], games: int, seed: int, work: pathlib.Path,
                  workers: int | None, ray_address: str | None, progress: bool) -> list[dict[str, Any]]:
-    """The games of one pairing: read from ``work`` if a run already played them, else played now
-    and written there at once."""
+    """The games of one pairing, and the provenance of the run that played them: read from ``work``
+    if a run already played them, else played now and written there at once."""
     path = work / f"{_slug(teams)}-{games}games-seed{seed}.json"
     key = {"game": table.game, "config": table.config, "teams": list(teams), "games": games, "seed": seed,
            "environment_version": environment_version(table.game)}
@@ -99,7 +101,7 @@ def play_pairing(table: Table, teams: tuple[str, ...], games: int, seed: int, wo
         try:
             data = json.loads(path.read_text())
             if data.get("key") == key:
-                return data["games"]
+                return data["games"], data["provenance"]
         except (OSError, ValueError):
             pass  # a file cut short by a stop: play the pairing again
     report = evaluate(table.game, [teams], games, table.config, seed, workers, progress, timed=True,
@@ -108,7 +110,7 @@ def play_pairing(table: Table, teams: tuple[str, ...], games: int, seed: int, wo
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps({"key": key, "provenance": report["provenance"], "games": report["games"]}) + "\n")
     tmp.replace(path)
-    return report["games"]
+    return report["games"], report["provenance"]
 
 
 def move_times(results: Sequence[dict[str, Any]], seat_agents: Callable[[dict], list[str]]) -> dict[str, float]:
@@ -131,15 +133,22 @@ def make_ladder(table: Table, *, games: int = GAMES, search_games: int = SEARCH_
     plan = pairings(table, num_teams, games, search_games, slow_games)
     results: list[dict[str, Any]] = []
     lineups: list[tuple[str, ...]] = []
+    played_by: list[dict[str, Any]] = []
     for n, (teams, count) in enumerate(plan):
         echo(f"{table.label}: pairing {n + 1} of {len(plan)}: {' vs '.join(_slug([t]) for t in dict.fromkeys(teams))}, "
              f"{count} games")
-        played = play_pairing(table, teams, count, seed, work / table.label, workers, ray_address, progress)
+        played, made = play_pairing(table, teams, count, seed, work / table.label, workers, ray_address, progress)
+        if made not in played_by:
+            played_by.append(made)
         results += [{**r, "lineup": len(lineups)} for r in played]
         lineups.append(teams)
     stats = league_statistics(results, lineups, num_teams)
-    elo, ci = stats["league"]["elo"], stats["league"]["elo_ci95"]
-    shift = 1500.0 - elo[f"{table.game}/{REFERENCE}"]
+    reference = f"{table.game}/{REFERENCE}"
+    elo = stats["league"]["elo"]
+    shift = 1500.0 - elo[reference]
+    # the interval of each rating relative to the reference (whose own is the point 1500)
+    ci = bootstrap_elo_interval(table.agents, [pairwise_outcomes(r) for r in results], [r["lineup"] for r in results],
+                                ELO_RESAMPLES, ELO_BOOTSTRAP_SEED, anchor=(reference, 0.0))
     game = table_game(table.game, table.config)
     times = move_times(results, lambda r: seat_agents(r["teams"], game))
     rows = []
@@ -148,8 +157,8 @@ def make_ladder(table: Table, *, games: int = GAMES, search_games: int = SEARCH_
         rows.append({
             "id": agent,
             "elo": round(elo[agent] + shift, 1),
-            "elo_low": None if low is None else round(low + shift, 1),
-            "elo_high": None if high is None else round(high + shift, 1),
+            "elo_low": None if low is None else round(low + 1500.0, 1),
+            "elo_high": None if high is None else round(high + 1500.0, 1),
             "games": stats["agents"][agent]["games"],
             "seconds_per_move": round(times.get(agent, 0.0), 6),
             "superseded_by": superseded_by(agent),
@@ -162,6 +171,8 @@ def make_ladder(table: Table, *, games: int = GAMES, search_games: int = SEARCH_
         "format": "tabletop-rl ladder",
         "format_version": 1,
         "provenance": provenance(table.game),
+        # what played the games (a remake reads back the games an earlier run kept)
+        "games_provenance": played_by,
         "game": table.game,
         "environment_version": environment_version(table.game),
         "config": table.config,
@@ -178,7 +189,9 @@ def make_ladder(table: Table, *, games: int = GAMES, search_games: int = SEARCH_
                      "heuristic-v1 only, in fewer games), seats rotated on the same deals"),
         },
         "method": stats["league"]["method"] + f"; shifted so that {REFERENCE} is 1500",
-        "interval": stats["league"]["elo_interval"],
+        "interval": (f"{ELO_INTERVAL_METHOD}, each resample shifted so that {REFERENCE} is 1500; null: open-ended "
+                     "(an agent that never lost a comparison has no finite upper bound, one that never scored no "
+                     "finite lower bound)"),
         "seconds_per_move": "CPU seconds per decision measured in the ladder's own games (machine-dependent)",
         "rows": rows,
         "pairings": [{"teams": list(line["teams"]), "games": line["games"],

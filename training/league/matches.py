@@ -120,15 +120,19 @@ def schedule(
     game_name: str,
     config: dict[str, Any],
     lineups: Sequence[Sequence[str]],
-    games: int,
+    games: int | Sequence[int],
     seed: int = 0,
 ) -> tuple[list[Task], list[int]]:
-    """Tasks for ``games`` games of each lineup (rounded up to whole rotation cycles)."""
+    """Tasks for ``games`` games of each lineup (one count for all, or one per lineup), rounded up to
+    whole rotation cycles."""
     tasks: list[Task] = []
     counts: list[int] = []
-    for li, lineup in enumerate(lineups):
+    per_lineup = [games] * len(lineups) if isinstance(games, int) else list(games)
+    if len(per_lineup) != len(lineups):
+        raise ValueError(f"{len(per_lineup)} game counts for {len(lineups)} lineups")
+    for li, (lineup, wanted) in enumerate(zip(lineups, per_lineup)):
         perms = orderings(lineup)
-        n = -(-games // len(perms)) * len(perms)
+        n = -(-wanted // len(perms)) * len(perms)
         counts.append(n)
         for g in range(n):
             tasks.append(
@@ -432,7 +436,8 @@ def league_statistics(results: Sequence[dict], lineups: Sequence[Sequence[str]],
         "elo_interval": f"{ELO_INTERVAL_METHOD}; null: open-ended (an agent that never lost a comparison has no "
         "finite upper bound, one that never scored no finite lower bound)",
         "pairwise_score": pairwise_table(names, pairs),
-        "pairwise_games": pairwise_counts(names, pairs),
+        "pairwise_comparisons": pairwise_counts(names, pairs),
+        "pairwise_games": games_together(names, game_pairs),
         "comparisons": len(pairs),
     }
     return {
@@ -440,6 +445,16 @@ def league_statistics(results: Sequence[dict], lineups: Sequence[Sequence[str]],
         "agents": {a: line.summary() for a, line in overall.items()},
         "league": league,
     }
+
+
+def games_together(names: Sequence[str], game_pairs: Sequence[Sequence[tuple[str, str, float]]]) -> dict[str, dict[str, int]]:
+    """``counts[a][b]``: how many games ``a`` and ``b`` played against each other (a game of one
+    agent against a field of five others counts once, not once per comparison)."""
+    counts: dict[str, dict[str, int]] = {a: {} for a in names}
+    for pairs in game_pairs:
+        for a, b in {(a, b) for a, b, _ in pairs} | {(b, a) for a, b, _ in pairs}:
+            counts[a][b] = counts[a].get(b, 0) + 1
+    return counts
 
 
 # ----------------------------------------------------------------------------------------------
@@ -459,7 +474,7 @@ def floor_text(floors: Sequence[int]) -> str:
 def evaluate(
     game_name: str,
     lineups: Sequence[Sequence[str]],
-    games: int,
+    games: int | Sequence[int],
     config: dict[str, Any] | None = None,
     seed: int = 0,
     workers: int | None = 1,
@@ -472,7 +487,8 @@ def evaluate(
     ray_address: str | None = None,
     timed: bool = False,
 ) -> dict[str, Any]:
-    """Play every lineup ``games`` times (rounded up to whole rotations) and return the report.
+    """Play every lineup ``games`` times (one count for all, or one per lineup; rounded up to whole
+    rotations) and return the report.
 
     ``budget_s`` stops starting new games after that many seconds (whole rotation cycles kept), but
     not before every lineup has played ``min_cycles`` whole rotation cycles and at least

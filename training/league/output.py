@@ -20,8 +20,22 @@ MAX_SIDES_SHOWN = 8
 
 def side_rates(line: dict[str, Any]) -> str:
     """An agent's win rate from each team side (side 0 moves first) in whole percent, '-' for a
-    side it never played: ``"34 23 18 9 4 4"``."""
+    side it never played: ``"34 23 18 9 4 4"`` (the column's header, :func:`side_header`, names the sides)."""
     return " ".join("-" if r is None else f"{100 * r:.0f}" for r in line["win_rate_by_side"])
+
+
+def ordinal(n: int) -> str:
+    """``1`` -> ``"1st"``, ``2`` -> ``"2nd"``, ``11`` -> ``"11th"``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def side_header(num_teams: int) -> str:
+    """The by-side column's header, naming the sides in the order the cells list them:
+    ``"win % moving 1st 2nd"``, ``"win % moving 1st…6th"``."""
+    if num_teams <= 2:
+        return "win % moving " + " ".join(ordinal(k + 1) for k in range(num_teams))
+    return f"win % moving 1st…{ordinal(num_teams)}"
 
 
 def print_report(report: dict[str, Any], console=None) -> None:
@@ -31,7 +45,9 @@ def print_report(report: dict[str, Any], console=None) -> None:
 
     console = console or make_console()
     multi = report["num_teams"] > 2
-    title = f"{report['game']} {json.dumps(report['config']) if report['config'] else ''}".strip()
+    from training.league.tables import table_title
+
+    title = table_title(report["game"], report["config"])
     table = Table(title=f"{title}: {report['num_players']} seats, {report['num_teams']} teams, sides rotated")
     table.add_column("agent", **_name_column(report["agents"], indent=2 + len(f"{report['num_teams']}× ")))
     for col in ("games", "W-D-L", "win rate", "95% CI"):
@@ -42,7 +58,7 @@ def print_report(report: dict[str, Any], console=None) -> None:
     table.add_column("mean length", justify="right", no_wrap=True)
     by_side = report["num_teams"] <= MAX_SIDES_SHOWN
     if by_side:
-        table.add_column("win % by side", justify="right", no_wrap=True)
+        table.add_column(side_header(report["num_teams"]), justify="right", no_wrap=True)
     notes = []
     several = None  # an example of one agent holding several teams of a lineup, for the note
     for lineup in report["lineups"]:
@@ -79,7 +95,7 @@ def print_report(report: dict[str, Any], console=None) -> None:
         console.print(note)
     league = report["league"]
     if len(league["elo"]) >= 2:
-        lt = Table(title=f"{report['game']} league (Bradley–Terry, Elo scale)")
+        lt = Table(title=f"{title} league (Bradley–Terry, Elo scale)")
         lt.add_column("agent", **_name_column(league["elo"]))
         for col in ("Elo", "Elo 95% CI", "games", "W-D-L", "win rate", "95% CI"):
             lt.add_column(col, justify="right", no_wrap=True)
@@ -272,8 +288,10 @@ def plot_win_rates(report: dict[str, Any], path: pathlib.Path) -> pathlib.Path:
     ax.set_yticklabels(labels, fontsize=8)
     ax.set_xlim(0, 1)
     ax.set_xlabel("win rate (bars: 95% Wilson interval)")
-    config = json.dumps(report["config"]) if report["config"] else "default config"
-    ax.set_title(f"{report['game']} ({config}), {report['num_teams']} teams", fontsize=9)
+    from training.league.tables import config_words
+
+    ax.set_title(f"{report['game']} ({config_words(report['game'], report['config'])}), {report['num_teams']} teams",
+                 fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110, metadata=image_metadata([report["game"]]))
     plt.close(fig)
@@ -308,7 +326,7 @@ def plot_league(report: dict[str, Any], path: pathlib.Path) -> pathlib.Path:
     ax.set_xticklabels([_short(n) for n in names], rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(short, fontsize=8)
-    ax.set_title(f"{report['game']}: score of row vs column (n: comparisons behind the cell); "
+    ax.set_title(f"{report['game']}: score of row vs column (n: games they played together); "
                  "row labels: Elo [95% bootstrap CI]", fontsize=8)
     fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
@@ -358,6 +376,8 @@ def move_time_text(seconds: float) -> str:
 def ladder_interval_text(row: dict[str, Any]) -> str:
     """A ladder row's 95% interval: ``"1480–1530"``, open ends as ``≥ 1420`` / ``≤ 1143``."""
     low, high = row["elo_low"], row["elo_high"]
+    if low == high == row["elo"]:
+        return "reference"
     if low is None and high is None:
         return "open"
     if high is None:
@@ -390,3 +410,20 @@ def print_ladder(info: dict[str, Any], console=None) -> None:
     design = info["design"]
     console.print(f"{design['text']}: {design['games_per_pairing']} games a pairing, "
                   f"{design['search_games_per_pairing']} for an agent that searches. Remake: {info['command']}")
+
+
+def ladder_summary(top: int = 3) -> str:
+    """The README's block: each table's strongest current agents from the shipped ladders, as a
+    Markdown table (``python -m training.league --ladder-summary`` prints it)."""
+    import envs
+    from agents.ladder import ladder, ladder_configs
+    from training.league.tables import table_title
+
+    lines = ["| table | strongest agents (Elo, 95% interval, time a move; heuristic-v1 = 1500) |", "|---|---|"]
+    for game in envs.NAMES:
+        for config in ladder_configs(game):
+            rows = [r for r in ladder(game, config) if not r["superseded_by"]][:top]
+            best = "; ".join(f"`{r['id'].split('/', 1)[1]}` {r['elo']:.0f} [{ladder_interval_text(r)}], "
+                             f"{move_time_text(r['seconds_per_move'])}" for r in rows)
+            lines.append(f"| {table_title(game, config)} | {best} |")
+    return "\n".join(lines) + "\n"

@@ -51,11 +51,18 @@ def table_title(game_name: str, config: dict[str, Any]) -> str:
     return game_name if not config else f"{game_name}, {config_words(game_name, config)}"
 
 
+def check_seat(agent_id: str, game_name: str, config: dict[str, Any]) -> None:
+    """Make ``agent_id`` and seat it at ``game_name`` with ``config`` (a checkpoint's weights are read
+    and checked here), raising what the agent raises: before any game, so that a damaged file is
+    answered before a worker meets it."""
+    engine_config = {k: v for k, v in config.items() if k not in ENV_KEYWORDS}
+    agents.make(agent_id, seed=0).reset(0, envs.make_game(game_name, **engine_config))
+
+
 def cannot_play(agent_id: str, game_name: str, config: dict[str, Any]) -> str | None:
     """Why ``agent_id`` cannot sit at ``game_name`` with ``config`` (None if it can)."""
     try:
-        engine_config = {k: v for k, v in config.items() if k not in ENV_KEYWORDS}
-        agents.make(agent_id, seed=0).reset(0, envs.make_game(game_name, **engine_config))
+        check_seat(agent_id, game_name, config)
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
@@ -99,3 +106,16 @@ def game_tables(game_name: str) -> list[Table]:
                 table.left_out[agent_id] = problem
         tables.append(table)
     return tables
+
+
+def table_at(game_name: str, config: dict[str, Any]) -> Table:
+    """The one table of ``config``, with every registered agent that can sit there (random first)."""
+    random_id = f"{game_name}/random-v0"
+    table = Table(game_name, table_label(game_name, config), dict(config), [])
+    for agent_id in [random_id] + [a for a in agents.available(game_name) if a != random_id]:
+        problem = cannot_play(agent_id, game_name, config)
+        if problem is None:
+            table.agents.append(agent_id)
+        else:
+            table.left_out[agent_id] = problem
+    return table

@@ -3,4 +3,8 @@
 from training.ppo.loop import main
 
 if __name__ == "__main__":  # the API reference imports this module
-    main()
+    import sys
+
+    from agents.errors import run_command
+
+    sys.exit(run_command(main, "python -m training.ppo"))

@@ -13,19 +13,20 @@ from typing import Any
 import torch
 
 import agents
+from agents.registry import qualify, resolve
 import envs
 import envs.vector
 from agents.checkpoint import policy_folder
 from agents.nets import default_arch
 from agents.policy_io import CheckpointError, load_policy, read_policy_spec
 from training.cli import dataclass_parser
-from training.settings import SELF, SettingsError, StepSettings, check_settings, parse_settings
+from training.settings import SELF, Registers, SettingsError, StepSettings, check_settings, parse_settings
 from training.ppo.critic import CRITICS
 from training.ppo.run_state import migrate_saved_args, read_json, recover_checkpoint
 
 
 @dataclass
-class Args(StepSettings):
+class Args(Registers, StepSettings):
     """``training.ppo``'s options: the shared settings (:class:`training.settings.StepSettings`) and its own."""
 
     opponents: list[str] = field(default_factory=lambda: ["heuristic-v1", SELF, "random-v0"])
@@ -138,6 +139,7 @@ NET_ARGS = ("net", "conv_channels", "conv_layers", "first_kernel", "hidden", "fo
 #: teacher's replace them as they come), and so may the buffer's size (a smaller one keeps the newest).
 RESUME_CHANGEABLE = frozenset(
     {
+        "register",
         "total_timesteps",
         "bc_steps",
         "bc_buffer",
@@ -201,7 +203,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
         try:
             spec = read_policy_spec(policy_folder(args.evaluate))
         except CheckpointError as exc:
-            parser.error(f"--evaluate: {exc}")
+            raise CheckpointError(f"--evaluate: {exc}") from None  # a file's fault: one line, as for any damaged file
         if "game" in given and args.game != spec["game"]:
             parser.error(f"--evaluate: {args.evaluate} holds a policy for {spec['game']!r}, not --game {args.game!r}")
         args.game, args.config = spec["game"], json.dumps(spec["config"])
@@ -220,7 +222,10 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
     if args.teacher == SELF:
         fail("'self' is a training opponent only; --teacher needs a fixed agent")
     if args.teacher and f"{args.game}/{args.teacher}" not in known:
-        fail(f"unknown agent kind {args.teacher!r} for {args.game}; available: {sorted(k.split('/')[1] for k in known)}")
+        try:
+            resolve(args.game, args.teacher)
+        except ValueError as exc:
+            fail(f"--teacher: {exc}")
     if args.teacher_targets not in TEACHER_TARGETS:
         fail(f"--teacher-targets must be one of {list(TEACHER_TARGETS)}, got {args.teacher_targets!r}")
     if not 1e-4 <= args.teacher_temperature <= 100.0:
@@ -261,7 +266,7 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
         try:
             load_init_policy(args)
         except (CheckpointError, ValueError) as exc:
-            fail(f"--init-policy: {exc}")
+            raise CheckpointError(f"--init-policy: {exc}") from None  # a file's fault: one line, as for any damaged file
 
 
 def teacher_kwargs(args: Args) -> dict[str, Any]:
@@ -286,7 +291,7 @@ def check_search_teacher(args: Args, fail: Callable[[str], Any]) -> None:
     if not args.teacher:
         fail(f"{flag} sets up a search teacher; give --teacher too (e.g. search-v1)")
     try:
-        teacher = agents.make(f"{args.game}/{args.teacher}", seed=0, **teacher_kwargs(args))
+        teacher = agents.make(qualify(args.game, args.teacher), seed=0, **teacher_kwargs(args))
     except TypeError:
         teacher = None
     except (ValueError, SystemExit) as exc:

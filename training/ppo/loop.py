@@ -15,10 +15,12 @@ import numpy as np
 import torch
 
 import agents
+from agents.registry import qualify
 import envs
 import envs.vector
 from envs.provenance import provenance
 from agents.architectures import build_architecture
+from agents.checkpoint import CheckpointError, checkpoint_dir, register_checkpoint
 from agents.policy_io import save_policy
 from training.ppo import run_state
 from training.ppo.run_state import TrainerState
@@ -97,7 +99,7 @@ def table_backend(args: Args) -> str:
     if args.critic == "state":  # the whole position comes from the reference engines' states
         return "python"
     kinds = {kind for kind in [*args.opponents, args.teacher] if kind and kind != SELF}
-    if any(agents.make(f"{args.game}/{kind}", seed=0).reads_view for kind in sorted(kinds)):
+    if any(agents.make(qualify(args.game, kind), seed=0).reads_view for kind in sorted(kinds)):
         return "python"
     return envs.vector.available_backends(args.game)[0]
 
@@ -338,6 +340,7 @@ class Trainer:
             trainer="training.ppo", args=dataclasses.asdict(a), game=a.game, config=self.game.config,
             policy=str(self.run_dir / "policy"), samples=self.state.step, cpu_seconds=self.state.cpu_seconds,
             seed=a.eval_seed, games=a.eval_games, note=NOTE, results=result, curve=self.state.curve,
+            checkpoint_id=a.register or None,
             **({"init_origin": self.state.init_origin} if self.state.init_origin else {}),
         ))
 
@@ -366,8 +369,8 @@ class Trainer:
         # On a resume, TensorBoard drops whatever the run logged past its checkpoint (steps a stopped
         # process took and the checkpoint never saw; a fork's parent beyond the fork), for every tag.
         self.writer = tensorboard_writer(self.run_dir / "tb", a.game, purge_step=self.state.step or None)
-        bar = progress_bar(total=a.total_timesteps, initial=self.state.step, unit="step", disable=not a.progress, dynamic_ncols=True,
-                   mininterval=5)
+        bar = progress_bar(total=a.total_timesteps, initial=self.state.step, unit="step", disable=not a.progress,
+                           dynamic_ncols=True, mininterval=5)
         recent: list[Outcome] = []
         train: dict[str, float] = {}
         while self.state.step < a.total_timesteps:
@@ -424,8 +427,26 @@ class Trainer:
         self.writer.close()
         summary = {"run_dir": str(self.run_dir), "step": self.state.step, "throughput": self.cpu.throughput(),
                    "latest": self.state.curve[-1]}
+        if a.register:
+            summary["registered"] = self.register()
         print(json.dumps(summary, indent=1))
         return self.run_dir
+
+    def register(self) -> dict[str, str]:
+        """Add the run's policy (with its args, evaluation and curve) to the checkpoint index as
+        ``--register``'s id; the id was checked before training, and is checked again here."""
+        policy = self.run_dir / "policy"
+        for name in ("args.json", "eval.json", "curve.csv", "curve.png"):  # the checkpoint keeps them beside it
+            if (self.run_dir / name).is_file():
+                (policy / name).write_bytes((self.run_dir / name).read_bytes())
+        a = self.args
+        description = (f"training.ppo: {self.arch} network against {', '.join(a.opponents)}"
+                       + (f", teacher {a.teacher}" if a.teacher else "") + f", {self.state.step:,} steps")
+        try:
+            entry = register_checkpoint(a.register, policy, description=description)
+        except CheckpointError as exc:
+            raise SystemExit(f"the policy is saved in {policy} but was not registered: {exc}") from exc
+        return {"id": entry["id"], "folder": str(checkpoint_dir() / entry["path"])}
 
 
 def main(argv: list[str] | None = None) -> Any:
