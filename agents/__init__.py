@@ -8,7 +8,8 @@
 >>> bot.reset(seat=0, game=env.unwrapped.game)
 >>> action = bot.act(env.observe("player_0"), env.unwrapped.player_view("player_0"))
 
-Whole games are played by :func:`play_game` (or step by step with :class:`agents.runner.Runner`).
+Whole games are played by :func:`play_game` (or step by step with :class:`agents.runner.Runner`), and
+:func:`ladder` says which agent of a game is strongest and how strong each one is.
 Each game's own players live in ``agents/<game>.py`` (``sequence_v0`` -> ``agents/sequence.py``)
 and register themselves when this package is imported.
 """
@@ -56,7 +57,11 @@ from agents.checkpoint import register_index  # noqa: E402
 
 register_index()
 
+# Each game's rated agents: ``agents.ladder("pans_trial_v0")`` (the function; its module is
+# ``agents.ladder`` for ``from agents.ladder import ...``).
+from agents.ladder import LadderError, ladder  # noqa: E402
+
 __all__ = [
-    "Agent", "GameRecord", "RandomAgent", "Runner", "RunnerHooks", "agent_module", "available", "describe",
-    "load_game_agents", "make", "play_game", "register",
+    "Agent", "GameRecord", "LadderError", "RandomAgent", "Runner", "RunnerHooks", "agent_module", "available",
+    "describe", "ladder", "load_game_agents", "make", "play_game", "register",
 ]

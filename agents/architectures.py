@@ -6,7 +6,7 @@ callable ``builder(**arch_kwargs) -> torch.nn.Module`` whose module maps a float
 observations ``(B, *observation_shape)`` to action logits ``(B, num_actions)``.
 
 Built in: ``"mlp"`` (the shape of SB3's default ``MlpPolicy`` actor, what
-``training.convert_sb3`` and the RLlib exporter write) and the trainer's actor-critic networks of
+``training.sb3.convert`` and the RLlib exporter write) and the trainer's actor-critic networks of
 :mod:`agents.nets` (``"mlp_ac"``, ``"board_conv"``, ``"table_entity"``), added on first use so that
 importing this module does not import torch. Code of your own can add more with
 :func:`register_architecture`; nothing in a policy file can (a file only names an entry).

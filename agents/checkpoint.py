@@ -125,7 +125,7 @@ def check_entry(entry: Any, folder: pathlib.Path) -> dict[str, Any]:
             f"format {entry.get('format', '(none given)')!r:.60} is not loaded by this library; only {FORMAT!r} "
             "(policy.json + policy.safetensors) is. Stable-Baselines3 zips are refused because loading "
             "them runs code stored in the file; convert zips you made yourself with "
-            "`python -m training.convert_sb3`"
+            "`python -m training.sb3.convert`"
         )
     if entry["game"] not in envs.NAMES:
         raise CheckpointError(f"game {entry['game']!r:.60} is not one of {list(envs.NAMES)}")

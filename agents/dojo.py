@@ -12,7 +12,7 @@ public state plus its own hand); the board comes from the Game it is handed, whi
 instead of 12, so a Blue belt goes on collecting Allenamento squares for two more stripes before it
 heads for the centre. That one change takes 39.8% [35.1, 44.6] of first places among three
 heuristic-v1 (fair share 25%; ``python -m training.league``, 400 games, seed 600000); changing the other
-constants did not add to it (``checkpoints/README.md``, "A stronger Dojo teacher").
+constants did not add to it (the training notes guide, "Teachers").
 """
 
 from __future__ import annotations

@@ -47,6 +47,9 @@ def run_command(main: Callable[[Sequence[str] | None], Any], prog: str, argv: Se
     try:
         result = main(argv)
     except BAD_INPUT + also as exc:
-        print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
+        # Ray raises a task's error as a subclass of its type whose text carries the remote traceback;
+        # the error itself is its ``cause``
+        cause = getattr(exc, "cause", None)
+        print(f"{prog}: error: {one_line(cause if isinstance(cause, BaseException) else exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return result if isinstance(result, int) else 0

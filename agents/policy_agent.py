@@ -22,9 +22,9 @@ from agents.policy_io import SPEC_FILE, WEIGHTS_FILE, CheckpointError, inside, l
 
 _LOADED: dict[tuple, tuple[Any, dict[str, Any]]] = {}
 
-#: How close (relative to the best logit's size, at least 1) two logits must come for a batched forward
-#: pass's choice to be computed again from the row alone: a batch's logits differ from one row's by
-#: about 5e-5 on the shipped Pan's Trial network, whose logits reach about 30.
+#: How close two logits must come, relative to the row's largest logit (at least 1), for a batched forward
+#: pass's choice to be computed again from the row alone: on the shipped networks a batch's logits differ
+#: from one row's by at most about 1.5e-6 of that.
 BATCH_TOLERANCE = 1e-4
 
 
@@ -173,9 +173,8 @@ class PolicyAgent(Agent):
         """Whether logits moved by :data:`BATCH_TOLERANCE` could not move ``draw``'s sample across a boundary
         (a logit moved by ``slack`` scales each probability by at most e**(2 slack))."""
         masked = np.where(mask, logits, -np.inf)
-        top = masked.max()
-        cumulative = np.cumsum(np.exp(masked - top))
-        slack = BATCH_TOLERANCE * max(1.0, abs(top))
+        cumulative = np.cumsum(np.exp(masked - masked.max()))
+        slack = BATCH_TOLERANCE * max(1.0, float(np.abs(logits).max()))
         return bool(np.abs(cumulative - draw * cumulative[-1]).min() > 4.0 * slack * cumulative[-1])
 
     @property
@@ -247,25 +246,33 @@ class PolicyAgent(Agent):
         if len(empty):
             raise ValueError(f"{self.agent_id or 'policy'}: asked to act with an empty action mask (row {int(empty[0])})")
         if self.observer is None:
-            vectors = np.stack([np.asarray(o["observation"], dtype=np.float32) for o in observations])
+            rows = [np.asarray(o["observation"], dtype=np.float32) for o in observations]
         else:
-            vectors = np.stack([np.asarray(self.observation_vector(o, v), dtype=np.float32)
-                                for o, v in zip(observations, views)])
+            rows = [np.asarray(self.observation_vector(o, v), dtype=np.float32) for o, v in zip(observations, views)]
+        # equal observations are read once (rollouts of one move often see the same position)
+        slot: dict[bytes, int] = {}
+        inverse = np.empty(len(rows), dtype=np.intp)
+        unique = []
+        for i, row in enumerate(rows):
+            j = slot.setdefault(row.tobytes(), len(unique))
+            if j == len(unique):
+                unique.append(row)
+            inverse[i] = j
         with torch.no_grad():
-            logits = self.model(torch.as_tensor(vectors)).numpy().astype(np.float64)
+            logits = self.model(torch.as_tensor(np.stack(unique))).numpy().astype(np.float64)[inverse]
         if self.deterministic:  # _pick on every row at once
-            rows = np.arange(len(masks))
+            every = np.arange(len(masks))
             masked = np.where(masks, logits, -np.inf)
             actions = masked.argmax(axis=1)
-            top = masked[rows, actions]
-            masked[rows, actions] = -np.inf
-            clear = top - masked.max(axis=1) > BATCH_TOLERANCE * np.maximum(1.0, np.abs(top))
+            top = masked[every, actions]
+            masked[every, actions] = -np.inf
+            clear = top - masked.max(axis=1) > BATCH_TOLERANCE * np.maximum(1.0, np.abs(logits).max(axis=1))
             for i in np.flatnonzero(~clear):
-                actions[i] = self._pick(masks[i], self.logits(vectors[i]).astype(np.float64), None)
+                actions[i] = self._pick(masks[i], self.logits(rows[i]).astype(np.float64), None)
             return actions.tolist()
         actions = []
         for i, mask in enumerate(masks):
             draw = (self.rng if rngs is None else rngs[i]).random()
-            row = logits[i] if self._sample_is_clear(mask, logits[i], draw) else self.logits(vectors[i]).astype(np.float64)
-            actions.append(self._pick(mask, row, draw))
+            clear = self._sample_is_clear(mask, logits[i], draw)
+            actions.append(self._pick(mask, logits[i] if clear else self.logits(rows[i]).astype(np.float64), draw))
         return actions

@@ -34,6 +34,19 @@ over them: the seat will choose again at its next turn, so a move is judged by t
 go on from it. This lets the search try plans its base agent never makes (in Wizard Arena, gambling
 on Gary: ``wizard_arena_v0/search-v3``), at the cost of one set of rollouts per agent.
 
+**Lockstep rollouts.** With ``lockstep=N`` (0, the default, plays the rollouts one after the other) the
+rollouts of as many determinizations as fit in ``N`` rollouts (at least one determinization's) advance
+together, one action each per step, on their own copies of the position. At each step an agent that
+decides for many positions at once (``act_batch``: :class:`agents.policy_agent.PolicyAgent`, whose one
+forward pass reads every equal observation once) is asked once for all the rollouts where a seat it
+plays is to act; any other agent (a heuristic) plays rollout by rollout, each rollout with its own copy
+seeded as above; a value with ``values(states, seat)`` (:class:`NetworkValue`) scores all the leaves at
+once. The seeds, the rollouts and the sums are the same, so the values and the choice are those of the
+one-at-a-time search (``tests/test_lockstep_search.py`` holds them to it); only a network value's leaves
+may differ in the last bits, a batch being computed by other kernels than one row. A ``lockstep`` whose
+rollouts would fill more than half of the machine's memory is refused when the agent is made, with the
+largest that fits. With ``time_ms`` the clock is read between groups of determinizations.
+
 With ``time_ms`` the determinizations stop once that much wall time is spent (at least one is
 always finished): the budget then holds on any machine, but the play depends on the machine's
 speed. Without it (the shipped agents) the play is a function of the seed and the game alone.
@@ -89,6 +102,10 @@ def check_settings(settings: Any, where: str = "search settings") -> dict[str, A
 
 #: The share of this machine's memory that one group of lockstep rollouts may fill.
 LOCKSTEP_MEMORY_SHARE = 0.5
+
+
+def _size(count: int | float) -> str:
+    return f"{count / 2**30:.1f} GiB" if count >= 2**30 else f"{count / 2**20:.0f} MiB"
 
 
 def machine_memory() -> int | None:
@@ -369,6 +386,27 @@ class NetworkValue:
         with torch.no_grad():
             return float(self.model.logits_and_value(obs)[1][0])
 
+    def values(self, states: list[State], seat: int) -> list[float]:
+        """The seat's value of every state from one forward pass (equal observations read once), as lockstep
+        rollouts ask for their leaves. A batch runs through other kernels than one row: each value may differ
+        from :meth:`__call__`'s in the last bits (about 1e-6)."""
+        import torch
+
+        torch.set_num_threads(1)
+        if not states:
+            return []
+        slot: dict[bytes, int] = {}
+        inverse, unique = [], []
+        for state in states:
+            row = np.asarray(self.observation(state, seat), dtype=np.float32)
+            j = slot.setdefault(row.tobytes(), len(unique))
+            if j == len(unique):
+                unique.append(row)
+            inverse.append(j)
+        with torch.no_grad():
+            out = self.model.logits_and_value(torch.as_tensor(np.stack(unique)))[1].numpy()
+        return [float(out[j]) for j in inverse]
+
 
 #: Game name -> its value function (games not listed use :func:`truncation_value`).
 VALUE_FUNCTIONS: dict[str, ValueFunction] = {
@@ -500,8 +538,8 @@ class RolloutSearchAgent(Agent):
         if rows * per_row <= budget:
             return
         fits = int(budget // per_row)
-        need = f"{rows} rollouts at once, about {per_row / 1024:.0f} KiB each ({rows * per_row / 2**30:.1f} GiB)"
-        room = f"{LOCKSTEP_MEMORY_SHARE:.0%} of this machine's {memory / 2**30:.1f} GiB holds {fits}"
+        need = f"{rows} rollouts at once, about {per_row / 1024:.0f} KiB each ({_size(rows * per_row)})"
+        room = f"{LOCKSTEP_MEMORY_SHARE:.0%} of this machine's {_size(memory)} holds {fits}"
         if smallest > fits:
             raise ValueError(f"search settings: lockstep needs {need}, but {room}: lower max_candidates to at most "
                              f"{max(2, fits // policies)}, or play the rollouts one at a time (lockstep=0)")
@@ -674,21 +712,24 @@ class RolloutSearchAgent(Agent):
                     child = root.clone()
                     child.apply_unchecked(action)
                     lines.append(_Line(child, seed, k))
+        # who plays seat p under rollout policy k: a batching agent shared by the rollouts (its batch group
+        # said once), else each rollout's own copy
         shared = [[self.own_agents[k] if p == seat else self.rollout_agents[p] for p in range(n)] for k in range(policies)]
+        groups: list[list[Any]] = [[None] * n for _ in range(policies)]
         for k in range(policies):
             for p, agent in enumerate(shared[k]):
                 if _batches(agent):
                     agent.reset(p, game)
-        # who plays each seat of each rollout: a shared batching agent, else the rollout's own copy
-        players = []
+                    groups[k][p] = _batch_group(agent)
+        copies: list[list[Agent | None]] = []
         for j, line in enumerate(lines):
-            row = list(shared[line.policy])
-            for p, agent in enumerate(row):
-                if not _batches(agent):
+            row: list[Agent | None] = [None] * n
+            for p in range(n):
+                if groups[line.policy][p] is None:
                     row[p] = agent = self._copy(j, p, line.policy)
                     agent.rng.seed(line.seed + p)
                     agent.reset(p, game)
-            players.append(row)
+            copies.append(row)
         active = list(range(len(lines)))
         for _ in range(s["horizon"]):
             batches: dict[Any, tuple[Agent, list[tuple[int, int]]]] = {}  # batch group -> (agent, [(rollout, seat)])
@@ -702,10 +743,11 @@ class RolloutSearchAgent(Agent):
                 state = line.state
                 action = _forced(state)
                 if action is None:
-                    agent = players[j][p]
-                    if _batches(agent):
-                        batches.setdefault(_batch_group(agent), (agent, []))[1].append((j, p))
+                    key = groups[line.policy][p]
+                    if key is not None:
+                        batches.setdefault(key, (shared[line.policy][p], []))[1].append((j, p))
                         continue
+                    agent = copies[j][p]
                     view = state.player_view(p) if agent.reads_view else {}
                     action = int(agent.act(state.seat_observation(p), view))
                 state.apply_unchecked(action)

@@ -22,7 +22,7 @@ A trained network gives two things per observation: logits over actions (the pol
 
 The agent reads only its seat's observation and view (the determinizations are its own guesses),
 so it can sit at any table the plain policy can. Its cost grows with ``determinizations × top_k ×
-plies``: see ``checkpoints/README.md`` for measured times per decision.
+plies``: the game's ladder (``agents.ladder``) gives each shipped search's CPU time a move.
 
 Settings are validated when the agent is made (:func:`check_search_settings`); an index entry's
 ``"search"`` block (see :mod:`agents.checkpoint`) is checked the same way.

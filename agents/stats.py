@@ -1,6 +1,6 @@
 """Small statistics for evaluation: Wilson intervals and Bradley–Terry (Elo-scale) ratings.
 
-Pure Python and numpy, no game knowledge; ``training/evaluate.py`` and the tests use them.
+Pure Python and numpy, no game knowledge; ``training.league`` and the tests use them.
 """
 
 from __future__ import annotations

@@ -22,9 +22,9 @@ stopped. Then, from the ``curve.csv`` files:
 **reference**: Sequence and Pan's Trial against ``random-v0`` and ``heuristic-noisy-v1``, 100,000
 learner decisions, seeds 1–3. Variants: ``ppo`` (training.ppo at its defaults), ``ppo-matched``
 (training.ppo with SB3's network and update settings: ``mlp_ac`` 256 wide, 2,048-decision rollouts,
-8 minibatches, 6 epochs), ``sb3`` (training.train_ppo with the same settings) and, when
+8 minibatches, 6 epochs), ``sb3`` (training.sb3 with the same settings) and, when
 ``--rllib-python`` names the Python of an environment with the ``rllib`` extra, ``rllib``
-(training.rllib_train, same settings; its CPU time is not measured, Ray's workers run elsewhere).
+(training.rllib, same settings; its CPU time is not measured, Ray's workers run elsewhere).
 
 **settings**: training.ppo on Sequence against ``random-v0``, 100,000 decisions, seeds 1–3, one variant
 per update setting (learning rate, epochs, minibatches per rollout, rollout length, advantage
@@ -101,13 +101,13 @@ def commands(study: str, rllib_python: str | None, samples: int = SAMPLES,
                 game, opponent, seed, [*MATCHED, "--net", "mlp_ac", "--hidden", "256", "--num-envs", "64",
                                        "--num-steps", "32"], samples)))
             runs.append((game, opponent, "sb3", seed, [
-                sys.executable, "-m", "training.train_ppo", "--game", game, "--seed", str(seed),
+                sys.executable, "-m", "training.sb3", "--game", game, "--seed", str(seed),
                 "--total-timesteps", str(samples), "--opponents", opponent, "--eval-opponents", opponent,
                 *EVAL, *MATCHED, "--num-envs", "1", "--num-steps", "2048", "--net-arch", "256", "256",
                 "--no-progress"]))
             if rllib_python:
                 runs.append((game, opponent, "rllib", seed, [
-                    rllib_python, "-m", "training.rllib_train", "--game", game, "--seed", str(seed),
+                    rllib_python, "-m", "training.rllib", "--game", game, "--seed", str(seed),
                     "--iterations", str(math.ceil(samples / 2048)), "--train-batch", "2048",
                     "--opponents", opponent, "--eval-every", str(rllib_eval_every(samples)), "--eval-games", "100", *MATCHED,
                     "--hidden", "256", "256", "--no-progress"]))

@@ -157,6 +157,57 @@ def ladder_page(game: str) -> str:
     return "\n".join(text)
 
 
+PROPERTIES = DOCS / "reference" / "properties.json"
+
+
+def random_play(game: str, properties: Path = PROPERTIES) -> dict | None:
+    """What games of random legal moves did at the game's default config (``python -m tools.properties``)."""
+    if not properties.is_file():
+        return None
+    default = envs.make_game(game).config
+    for row in json.loads(properties.read_text(encoding="utf-8"))["rows"]:
+        if row["game"] == game and envs.make_game(game, **row["config"]).config == default:
+            return row["measured"].get("random-v0")
+    return None
+
+
+def write_facts_pages(out: Path = DOCS / "_generated") -> None:
+    """Write ``_generated/facts_<game>.md``: each game's facts table, read from the environment
+    (:func:`envs.facts.facts`), the same rows in the same order for every game."""
+    from envs.facts import facts_markdown
+
+    out.mkdir(exist_ok=True)
+    for game in GAMES:
+        target = out / f"facts_{game}.md"
+        new = facts_markdown(game, random_play(game))
+        if not target.exists() or target.read_text(encoding="utf-8") != new:
+            target.write_text(new, encoding="utf-8")
+
+
+def usage_section(game: str) -> str:
+    """The Usage section of a game module's docstring (reStructuredText), for the game's page: the
+    examples live once, in the docstring, where ``help()`` shows them too."""
+    import importlib
+
+    doc = importlib.import_module(f"envs.{game}").__doc__
+    if "\nUsage\n-----\n" not in doc:
+        raise RuntimeError(f"envs.{game}'s docstring has no Usage section")
+    lines = doc.split("\nUsage\n-----\n", 1)[1].splitlines()
+    end = next((i for i in range(len(lines) - 1) if lines[i].strip() and set(lines[i + 1]) == {"-"}
+                and len(lines[i + 1]) >= len(lines[i].rstrip())), len(lines))
+    return "\n".join(lines[:end]).strip() + "\n"
+
+
+def write_usage_pages(out: Path = DOCS / "_generated") -> None:
+    """Write ``_generated/usage_<game>.rst`` (:func:`usage_section`) for every game."""
+    out.mkdir(exist_ok=True)
+    for game in GAMES:
+        target = out / f"usage_{game}.rst"
+        new = usage_section(game)
+        if not target.exists() or target.read_text(encoding="utf-8") != new:
+            target.write_text(new, encoding="utf-8")
+
+
 def write_ladder_pages(out: Path = DOCS / "_generated") -> None:
     """Write ``_generated/ladder_<game>.md`` (:func:`ladder_page`) for every game."""
     out.mkdir(exist_ok=True)
@@ -187,7 +238,7 @@ class DocstringSectionsAreNotLabels(SphinxTransform):
 FILE_PAGES = {
     "checkpoints/README.md": "reference/checkpoints",
     "CHANGELOG.md": "changelog",
-    **{f"envs/{game.removesuffix('_v0')}/RULES.md": f"games/{game.removesuffix('_v0')}" for game in GAMES},
+    **{f"envs/{game.removesuffix('_v0')}/RULES.md": f"games/{game.removesuffix('_v0')}_rules" for game in GAMES},
 }
 
 
@@ -232,6 +283,8 @@ def _ancestors(node):
 
 
 def _generate(app) -> None:
+    write_facts_pages()
+    write_usage_pages()
     write_ladder_pages()
 
 

@@ -5,21 +5,14 @@ race to the Central Dojo; the first to win the Final Exam wears the Black Belt. 
 implemented, and every interpretation, are in ``envs/dojo/RULES.md``; the board is the text map
 ``envs/dojo/board.txt``.
 
-=====================  =================================================================
-Import                 ``from envs import dojo_v0``; ``env = dojo_v0.env(num_players=4)``
-Manual control         ``python -m play terminal dojo_v0`` (you against the agents, in a terminal)
-Agents                 ``player_0 … player_{n-1}``, n = ``num_players`` (2–8)
-Action space           ``Discrete(26 + tunnels)`` = ``Discrete(30)`` on the standard board
-Observation space      ``Box(0, 1, (6591,), float32)`` plus ``action_mask`` (int8)
-Rewards                +1 to the Black Belt winner, −1/(n−1) to every other seat (zero-sum);
-                       0 for everyone when truncated at ``max_cycles``
-Default max_cycles     1000 cycles (= 1000 × n actions); heuristic games take about 25 rounds
-                       (about 200 cycles), so only stalled games (e.g. random players) hit it
-State                  ``state()`` in ``Box(0, 1, (6640 + 5·n,), float32)``: the whole position (below)
-Parallel API           ``dojo_v0.parallel_env()`` / ``pettingzoo.make("parallel", "tabletop/dojo-v0")``:
-                       ``env()`` through ``turn_based_aec_to_parallel``; each step reads only the
-                       action of the seat to act (out-of-turn deciders come next, as in the AEC API)
-=====================  =================================================================
+The facts table (``envs.facts.facts("dojo_v0")``, at the top of the game's page) has the spaces,
+agents and versions. ``num_players`` seats (2–8); the action space is ``Discrete(26 + tunnels)``,
+30 on the standard board, and the state ``Box(0, 1, (6640 + 5·n,), float32)``. Rewards: +1 to the
+Black Belt winner, −1/(n−1) to every other seat (zero-sum); 0 for everyone when truncated. Random
+players almost never pass the Final Exam, so their games run to the cap (the facts table's
+"Episode end" row has the measured numbers). The parallel API goes
+through ``turn_based_aec_to_parallel``: each step reads only the action of the seat to act
+(out-of-turn deciders come next, as in the AEC API).
 
 Usage
 -----
@@ -39,6 +32,19 @@ A whole game of random legal moves (PettingZoo's AEC loop; a policy would read
         else:
             action = env.action_space(agent).sample(observation["action_mask"])
         env.step(action)
+    env.close()
+
+The same game through the parallel API, one dict of actions a step (one seat acts at a time: the
+others' masks are empty and their actions are ignored):
+
+.. code-block:: python
+
+    env = dojo_v0.parallel_env()
+    observations, infos = env.reset(seed=42)
+    while env.agents:
+        actions = {agent: env.action_space(agent).sample(obs["action_mask"]) if obs["action_mask"].any() else 0
+                   for agent, obs in observations.items()}
+        observations, rewards, terminations, truncations, infos = env.step(actions)
     env.close()
 
 Observation
@@ -126,6 +132,8 @@ and the deck's order included: for a centralised critic, never for a seat's poli
 the position (``Game.encode_state``); the random generator is not part of it.
 
 ==================  ================================================================================
+values              content
+==================  ================================================================================
 ``[0, 6591)``       player_0's observation (above, relative seat 0 = player_0)
 next n + 1          the seat to act, one-hot; the last value is set once the game is over
 next 3·n            every seat's Tecnica, seat after seat: Kiai, Uke, Kaeshi held ÷ 2
@@ -138,13 +146,7 @@ next n              the Black Belt winner's seat, one-hot
 
 Version history
 ---------------
-* v0: first release (standard board v0, 22-card deck, all switches of the original rules off). Changed
-  inside v0 before the first release, which the versioning rule allows only then (saved states and
-  game records written before these changes may not load or replay):
-
-  - the Exam return rule;
-  - the legal-action mask accounts for Fatica;
-  - ``state()``, ``state_space`` and ``parallel_env()`` added (nothing observed changed).
+* v0: the current version (standard board v0, 22-card deck, all switches of the original rules off).
 """
 
 from envs.core.env import make_env_factories, make_parallel_env

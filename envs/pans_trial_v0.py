@@ -6,17 +6,9 @@ each other in combat, and between Traversing phases "appease Pan" with a hand ca
 that rewrite the rules (swap suit roles, swap damage cards, shift a row or column). A player whose
 damage pile reaches the threshold (25) loses. Full rules: ``envs/pans_trial/RULES.md``.
 
-==============  ================================================================================
-Import          ``from envs import pans_trial_v0`` (``pans_trial_v0.env()`` / ``pans_trial_v0.raw_env()``)
-Manual control  ``python -m play terminal pans_trial_v0`` (you against the agents, in a terminal)
-Agents          ``player_0``, ``player_1`` (``player_1`` is the original's "Player 2" and begins Traversing)
-Action space    ``Discrete(408)`` with a legal-action mask
-Observation     ``Box(0, 1, (987,), float32)`` from the observing seat's point of view
-State           ``state_space = Box(0, 1, (1181,), float32)``: the whole position (layout below)
-Rewards         +1 win, −1 loss, 0 draw (stalemate) or truncation
-Truncation      ``max_cycles`` (default 500 cycles = 1000 actions)
-Registry        ``pettingzoo.make("aec", "tabletop/pans_trial-v0")``; ``"parallel"`` for ``parallel_env()``
-==============  ================================================================================
+The facts table (``envs.facts.facts("pans_trial_v0")``, at the top of the game's page) has the
+spaces, agents and versions. ``player_1`` is the original's "Player 2" and begins Traversing.
+Rewards: +1 win, −1 loss, 0 on a draw (stalemate) or truncation.
 
 Every decision is an action of the acting seat. Out-of-turn decisions (the defender's strike, the
 second Appeasing card, the loser's request and placement) simply make that seat the current agent.
@@ -39,6 +31,19 @@ A whole game of random legal moves (PettingZoo's AEC loop; a policy would read
         else:
             action = env.action_space(agent).sample(observation["action_mask"])
         env.step(action)
+    env.close()
+
+The same game through the parallel API, one dict of actions a step (one seat acts at a time: the
+others' masks are empty and their actions are ignored):
+
+.. code-block:: python
+
+    env = pans_trial_v0.parallel_env()
+    observations, infos = env.reset(seed=42)
+    while env.agents:
+        actions = {agent: env.action_space(agent).sample(obs["action_mask"]) if obs["action_mask"].any() else 0
+                   for agent, obs in observations.items()}
+        observations, rewards, terminations, truncations, infos = env.step(actions)
     env.close()
 
 Observation layout
@@ -142,6 +147,8 @@ included: for a centralised critic, never for a seat's policy), ``Box(0, 1, (118
 function of the position (``Game.encode_state``); the random generator is not part of it.
 
 =========  ======================  ===========================================================
+index      block                   content
+=========  ======================  ===========================================================
 0–986      player_0's observation  the table above, from player_0's side
 987–989    seat to act             player_0, player_1, game over
 990–1005   Omen order              the k-th jack revealed is of suit s: 990 + 4k + s
@@ -159,9 +166,7 @@ wraps ``env()`` in PettingZoo's ``turn_based_aec_to_parallel``; the agent to act
 
 Version history
 ---------------
-* v0: first release. Changed inside v0 before the first release, which the versioning rule allows only
-  then: ``state()``, ``state_space`` and ``parallel_env()`` added, and the end reasons ``damage`` and
-  ``only-passes`` named (no rule, observation, action or reward changed).
+* v0: the current version.
 """
 
 from envs.core.env import make_env_factories, make_parallel_env

@@ -1,20 +1,10 @@
 """Sequence (``sequence_v0``): 2 or 3 teams of 1–4 players on the 10x10 board, two decks, jacks.
 
-==================  =============================================================================
-Import              ``from envs import sequence_v0``; ``sequence_v0.env()`` / ``raw_env()``
-Manual control      ``python -m play terminal sequence_v0`` (you against the agents, in a terminal)
-Registry id         ``pettingzoo.make("aec", "tabletop/sequence-v0")``; ``"parallel"`` for ``parallel_env()``
-Agents              ``player_0 … player_{n-1}``, n = ``num_teams × players_per_team`` (2–12)
-Teams               seat ``i`` plays for team ``i % num_teams`` (team-mates never sit side by side)
-Action space        ``Discrete(349)``
-Observation         ``{"observation": Box(0, 1, (710,), float32), "action_mask": Box(0, 1, (349,), int8)}``
-State               ``state()`` in ``Box(0, 1, (867 + 53·n,), float32)``: the whole position (below)
-Parallel API        ``parallel_env()``, turn-based (below)
-Rewards             at the end only: +1 each seat of the winning team, −1 every other seat, 0 all on a draw
-                    or truncation
-Truncation          after ``max_cycles`` (default 500) × n actions in total
-Rules               ``envs/sequence/RULES.md``
-==================  =============================================================================
+The facts table (``envs.facts.facts("sequence_v0")``, at the top of the game's page) has the
+spaces, agents and versions. ``num_teams × players_per_team`` seats (2–12); seat ``i`` plays for
+team ``i % num_teams``, so team-mates never sit side by side. Rewards, at the end only: +1 each seat
+of the winning team, −1 every other seat, 0 for all on a draw or truncation. The state is
+``Box(0, 1, (867 + 53·n,), float32)`` for n seats.
 
 Usage
 -----
@@ -36,8 +26,23 @@ A whole game of random legal moves (PettingZoo's AEC loop; a policy would read
         env.step(action)
     env.close()
 
+The same game through the parallel API, one dict of actions a step (one seat acts at a time: the
+others' masks are empty and their actions are ignored):
+
+.. code-block:: python
+
+    env = sequence_v0.parallel_env()
+    observations, infos = env.reset(seed=42)
+    while env.agents:
+        actions = {agent: env.action_space(agent).sample(obs["action_mask"]) if obs["action_mask"].any() else 0
+                   for agent, obs in observations.items()}
+        observations, rewards, terminations, truncations, infos = env.step(actions)
+    env.close()
+
 Observation layout (710 float32 values, from the acting seat's point of view)
 ------------------------------------------------------------------------------
+================  ===========================================================================
+index             content
 ================  ===========================================================================
 0–99              chips of the seat's own team
 100–199           chips of the next team in seat order
@@ -53,7 +58,7 @@ Observation layout (710 float32 values, from the acting seat's point of view)
 709               consecutive passes ÷ players
 ================  ===========================================================================
 
-No other seat's hand and no deck order appear anywhere (tested). ``env.unwrapped.player_view(agent)``
+No other seat's hand and no deck order appear anywhere. ``env.unwrapped.player_view(agent)``
 gives the same knowledge as a JSON-compatible dict (board, locked squares, sequences, own hand,
 hand sizes, discard pile, counters).
 
@@ -62,6 +67,8 @@ Action encoding
 Semantic, not hand-slot based: a policy learns squares and card kinds. ``s = row * 10 + col`` with
 row 0 at the top of the printed board.
 
+=========  ==================================================================================
+action     meaning
 =========  ==================================================================================
 0–99       ``place s``: play the natural card printed on square ``s``, chip on ``s``
 100–199    ``wild s``: play a two-eyed jack (♦ or ♣), chip on empty square ``s``
@@ -83,6 +90,8 @@ and team-mates always share their reward.
 Config keywords
 ---------------
 =====================  ===========  =====================================================================
+keyword                default      meaning
+=====================  ===========  =====================================================================
 ``num_teams``          2            2 or 3
 ``players_per_team``   1            1–4
 ``sequences_to_win``   None         None = 2 for two teams, 1 for three; or 1–4
@@ -101,6 +110,8 @@ two seats, 1079 for 2x2, 1026 for three teams. A pure function of the position (
 the random generator is not part of it.
 
 =====================  ============================================================================
+values                 content
+=====================  ============================================================================
 ``[0, 710)``           player_0's observation (the table above, from team 0's side)
 next n + 1             the seat to act, one-hot; the last value is set once the game is over
 next 52·n              every seat's hand, seat after seat: copies held of each card kind ÷ 2
@@ -116,13 +127,7 @@ Parallel API
 
 Version history
 ---------------
-* v0: first release. Changed inside v0 before the first release, which the versioning rule allows only
-  then (saved states and game records written before these changes may not load or replay):
-
-  - a game is drawn only on a completely blocked table (no play can ever happen again; end reason
-    ``blocked``), no longer after a round of passes; the saved-state range of ``passes_in_row`` was
-    widened to match;
-  - ``state()``, ``state_space`` and ``parallel_env()`` added (no observation, action or reward changed).
+* v0: the current version.
 """
 
 from envs.core.env import make_env_factories, make_parallel_env

@@ -2,29 +2,17 @@
 single-file parties, battle with D20 bouts, challenge Gary the Wizard, die into gravestones, and are
 ranked by score (then strength) on a final scoreboard.
 
-==================  ===========================================================================
-Import              ``from envs import wizard_arena_v0``; ``wizard_arena_v0.env()`` / ``raw_env()``
-Manual control      ``python -m play terminal wizard_arena_v0`` (you against the agents, in a terminal)
-Registry id         ``pettingzoo.make("aec", "tabletop/wizard_arena-v0")``; ``"parallel"`` for ``parallel_env()``
-State               ``state()``: the whole position (below)
-Agents              ``player_0 … player_{n-1}``, n = ``num_bots`` (2–16, default 6); seat i is bot i
-Who acts            only living solo bots and party leaders (round-robin in seat order); a solo asked
-                    to ally decides out of turn; followers and the dead are never selected
-Action space        ``Discrete(16)``
-Observation         ``{"observation": Box(0, 1, (L,), float32), "action_mask": Box(0, 1, (16,), int8)}``
-                    with L = 6·S² + 294 + 21 + n·(16 + n) (S = ``map_size``); 1983 for the defaults
-                    (``observation_version=1``: n·(14 + n), 1971; ``observation_version=3``:
-                    n·(26 + n) + 10, 2053)
-Rewards             at the end only, for every seat, dead or alive: 1 − 2·(rank − 1)/(n − 1) from the
-                    ranking by score then strength (equal bots share the mean of their ranks); the
-                    rewards lie in [−1, 1] and sum to zero. Truncation hands out the same ranking reward.
-Game end            one side left (or none alive), or 8·S rounds without an alliance, join, battle or
-                    death (the no-progress rule); ``engine_state.end_reason()`` says which
-Truncation          after ``max_cycles`` (default 400) × n actions in total (a safety net)
-Rules               ``envs/wizard_arena/RULES.md``
-Players             ``wizard_arena_v0/random-v0``, ``wizard_arena_v0/heuristic-v1`` (``agents/wizard_arena.py``)
-Tournament          ``python -m tools.tournament --bot NAME=AGENT_ID … -H 10 --games 20``
-==================  ===========================================================================
+The facts table (``envs.facts.facts("wizard_arena_v0")``, at the top of the game's page) has the
+spaces, agents and versions. ``num_bots`` seats (2–16, default 6); seat i is bot i. Only living
+solo bots and party leaders act (round-robin in seat order); a solo asked to ally decides out of
+turn; followers and the dead are never selected. The observation has 6·S² + 294 + 21 + n·(16 + n)
+values (S = ``map_size``; 1983 for the defaults; ``observation_version=1``: n·(14 + n), 1971;
+``observation_version=3``: n·(26 + n) + 10, 2053). Rewards, at the end only, for every seat, dead or
+alive: 1 − 2·(rank − 1)/(n − 1) from the ranking by score then strength (equal bots share their
+places); they lie in [−1, 1] and sum to zero, and truncation hands out the same ranking reward. The
+game ends when one side is left (or none alive), or after 8·S rounds without an alliance, join,
+battle or death (the no-progress rule). ``python -m tools.tournament --bot NAME=AGENT_ID … -H 10
+--games 20`` runs a tournament (``-H`` is every bot's starting health).
 
 Usage
 -----
@@ -46,8 +34,23 @@ A whole game of random legal moves (PettingZoo's AEC loop; a policy would read
         env.step(action)
     env.close()
 
+The same game through the parallel API, one dict of actions a step (one seat acts at a time: the
+others' masks are empty and their actions are ignored):
+
+.. code-block:: python
+
+    env = wizard_arena_v0.parallel_env()
+    observations, infos = env.reset(seed=42)
+    while env.agents:
+        actions = {agent: env.action_space(agent).sample(obs["action_mask"]) if obs["action_mask"].any() else 0
+                   for agent, obs in observations.items()}
+        observations, rewards, terminations, truncations, infos = env.step(actions)
+    env.close()
+
 Observation layout (from the observing seat's point of view; all values in [0, 1])
 -------------------------------------------------------------------------------------
+=========================  ========================================================================
+values                     content
 =========================  ========================================================================
 ``[0, 6·S²)``              global map planes, channel-major, row-major cells: terrain (1 = mountain or
                            forest), self, own party's other members, other living bots, gravestones,
@@ -76,7 +79,7 @@ version 3 only             each table row has 10 more values before the leader o
                            reached), then for each move choice in action order (N … NW, stay) 1 if it
                            leaves the bot nearer, 0.5 as near, 0 farther or blocked (obstacle, off the
                            map, unreachable); all 10 are 0 on the seat's own row, for the dead, and
-                           when the seat's bot is dead. After the table, 10 more: the same block for Gary
+                           when the seat's bot is dead. After the table, 10 more: the same block for Gary.
 =========================  ========================================================================
 
 Strength and HP above their scale are capped at 1. Nothing is hidden but the random generator:
@@ -85,6 +88,8 @@ parties in line order, Gary, gravestones, phase) without the RNG, plus ``"seat"`
 
 Action encoding
 ---------------
+=====  =====================  =============================================================
+id     name                   meaning
 =====  =====================  =============================================================
 0–7    ``move N`` … ``NW``    step to a neighbour: N, NE, E, SE, S, SW, W, NW (a party's
                               leader steps and the line follows; it may step onto its tail
@@ -109,6 +114,8 @@ gives 0.
 Config keywords
 ---------------
 ========================  ============  ====================================================================
+keyword                   default       meaning
+========================  ============  ====================================================================
 ``num_bots``              6             2–16 bots (seats)
 ``health``                10            starting HP (0–1000); 0 switches health off: nobody dies and a lost
                                         challenge of Gary costs 2 score instead of 2 HP
@@ -120,9 +127,9 @@ Config keywords
 ``alliance_tie_break``    "lower-seat"  who leads two solos equal in strength and score: "lower-seat",
                                         "higher-seat", "random" (the game's seeded RNG), "more-hp" (then the
                                         lower seat) or "mover" (the bot whose turn it is); see RULES.md
-``observation_version``   2             1: the first release's observation, without the seat and declined
-                                        features of the bots table (kept so that ``wizard_arena_v0/ppo-v1``,
-                                        trained on it, still loads); 3: adds the walking blocks (above).
+``observation_version``   2             1: the bots table without the seat and declined features
+                                        (``wizard_arena_v0/ppo-v1`` was trained on it); 2: with them;
+                                        3: version 2 plus the walking blocks (above).
                                         An observation key (``Game.observation_keys``): a policy trained on
                                         one version plays at tables of another, re-encoding from its view
 ``max_cycles``            400           (env keyword) truncation cap in cycles of n actions
@@ -136,6 +143,8 @@ State layout (``state()``)
 (``Game.encode_state``); the random generator is not part of it. Nothing in it is secret, but seat 0's
 observation shows some relations only from seat 0's side, so they follow in full.
 
+===================  ===============================================================================
+values               content
 ===================  ===============================================================================
 ``[0, L)``           player_0's observation (the table above, with ``observation_version``'s layout)
 next n + 1           the seat to act, one-hot; the last value is set once the game is over
@@ -153,20 +162,7 @@ Parallel API
 
 Version history
 ---------------
-* v0: first release. Changed inside v0 before the first release, which the versioning rule allows only
-  then (saved states and game records written before these changes may not load or replay):
-
-  - games end by play — the turning-round and no-progress rules and a bounded re-forming of parties —
-    rather than only at the cycle cap;
-  - ``observation_version`` 2, the default: every bots-table row adds whether its seat comes before
-    the observer's and whether the two are a declined pair (``observation_version=1`` keeps the first
-    release's observation, for the checkpoints trained on it); ``observation_version`` 3 (opt-in)
-    adds walking distances round the terrain;
-  - the ``alliance_tie_break`` rule switch (its default, ``"lower-seat"``, is the earlier behaviour);
-  - ``state()``, ``state_space`` and ``parallel_env()`` added (nothing observed changed).
-
-  A saved state or record that lacks a config keyword reads it as this version's default, so files
-  written before a keyword existed still load.
+* v0: the current version.
 """
 
 from envs.core.env import make_env_factories, make_parallel_env

@@ -16,15 +16,15 @@ import numpy as np
 
 from agents.records import Record, replay
 from envs.provenance import image_metadata, png_info
-from play.story import score_text
+from play.story import plain_words, score_text
 
 
 def transcript(record: Record) -> str:
-    """A readable, line-per-move account of a record (names as recorded)."""
+    """A readable, line-per-move account of a record (names as recorded, in plain words)."""
     lines = [f"{record.game} (version {record.game_version}), config {record.config}, seed {record.seed}",
              "seats: " + ", ".join(f"player_{i} {who}" for i, who in enumerate(record.seats))]
     for i, move in enumerate(record.moves, 1):
-        lines.append(f"{i:>5}. player_{move.seat}: {move.name}")
+        lines.append(f"{i:>5}. player_{move.seat}: {plain_words(move.name)}")
     if record.result is None:
         lines.append("result: not finished")
     else:

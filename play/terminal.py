@@ -3,8 +3,9 @@
 The board is drawn from the acting human seat's ``player_view`` only (:mod:`play.views`), coloured
 with 24-bit ANSI colours unless ``color=False`` (or ``NO_COLOR`` is set), and fits 80 columns for
 the shipped configs. The legal moves are listed by name and numbered; a move is chosen by its
-number or by a unique prefix of its name. Commands: ``help``, ``hint [AGENT]``, ``undo``,
-``save [PATH]``, ``quit``. Under each move, what it caused (the game's story); when the player cannot
+number or by a unique prefix of its name. Commands: ``help``, ``help WORD`` (what a word of the game
+means, from the glossary of its rules: :mod:`play.terms`), ``hint [AGENT]``, ``undo``, ``save [PATH]``,
+``quit``. Under each move, what it caused (the game's story); when the player cannot
 act for a while the terminal says why and offers to skip to the next decision. At every prompt (the
 move prompt, the offer to skip, the hot seat's hand-over) ``quit`` and Ctrl-D leave the game and
 ``help`` says what the prompt asks; Ctrl-C leaves the game cleanly too. The record is written first
@@ -25,13 +26,13 @@ from typing import TextIO
 from agents.records import HUMAN
 from play.session import Session, SessionError, UndoRefused
 from play.story import waiting_reason
+from play.terms import glossary
 from play.views import Picture, action_square, picture
 
 HELP = """\
-Type the number of a move, or its name (any unique beginning, case ignored), then Enter. Where the
-board marks the squares of your moves, type a square (r6c3) or words and a square (5H r6c3).
+Type the number of a move, or its name (any unique beginning, case ignored), then Enter.{squares}
 Commands:
-  help            this text
+  help [WORD]     this text, or what a word of the game means{word_example}
   moves           every legal move, numbered
   hint [AGENT]    what an agent would play here (default: {hint})
   undo            take back your last move (refused once it revealed hidden information)
@@ -39,7 +40,9 @@ Commands:
   quit            stop (the game is not saved unless you saved it; Ctrl-C and Ctrl-D too)"""
 COMMANDS = ("help", "moves", "hint", "undo", "save", "quit")
 #: What the prompts that are not the move prompt take, besides their own answers.
-OTHER_PROMPTS_HELP = "At this prompt 'help' shows this text, and 'quit' (or Ctrl-D) leaves the game."
+OTHER_PROMPTS_HELP = """\
+At this prompt 'help' shows this text, and 'quit' (or Ctrl-D) leaves the game;
+'help WORD' says what a word of the game means."""
 WAIT_PROMPT = "Press Enter to watch, or type 'skip' to go to your next move (or the end), 'quit' to leave: "
 WAIT_HELP = """\
 You cannot act for a while (the reason is above). Press Enter to watch the other players' moves
@@ -222,8 +225,38 @@ def choose(text: str, moves: list[tuple[int, str]],
     if matches:
         shown = ", ".join(name for _, name in matches[:6]) + (" ..." if len(matches) > 6 else "")
         raise ValueError(f"'{text}' matches {len(matches)} moves ({shown}); type more of the name or a number")
+    on_board = [sq for sq in (squares or {}).values() if sq is not None]
+    square = f", a square like 'r{on_board[0][0]}c{on_board[0][1]}'" if on_board else ""
     raise ValueError(f"no legal move is named '{text}'; type a number from 1 to {len(moves)}, "
-                     "the beginning of a move's name, a square like 'r3c4', or 'help'")
+                     f"the beginning of a move's name{square}, or 'help'")
+
+
+def typing_squares(moves: list[tuple[int, str]], squares: dict[int, tuple[int, int] | None],
+                   rows: int, cols: int) -> str:
+    """The help's sentence on typing a square, its examples from the board shown: a square of a legal
+    move and words that pick that move (``place r6c3``); with no such move now, a square of the board.
+    Empty for a game with no board."""
+    if not rows or not cols:
+        return ""
+    for action, name in moves:
+        square = squares.get(action)
+        if square is None:
+            continue
+        word = f"r{square[0]}c{square[1]}"
+        named = [w for w in name.split() if not SQUARE_WORD.match(w.lower())]
+        # a verb ("place", "step") reads best, then a two-word name ("Safe Room"), then the last word ("5H")
+        tried = [named[0]] if named and named[0].isalpha() and named[0].islower() else []
+        tried += [" ".join(named[:2])] if len(named) > 1 and all(w.isalpha() for w in named[:2]) else []
+        for words in dict.fromkeys(f"{w} {word}" for w in tried + named[-1:] + named[:1]):
+            try:
+                if choose(words, moves, squares) == action:
+                    return (f"Where the board marks the squares of your moves, type a square ({word}) or "
+                            f"words and a square ({words}).")
+            except ValueError:
+                continue
+    r, c = rows // 2, cols // 2
+    return (f"Where the board marks the squares of your moves, type a square as r, its row, c, its column "
+            f"(r{r}c{c}: row {r}, column {c}), or words and a square.")
 
 
 def _by_words(words: list[str], moves: list[tuple[int, str]],
@@ -270,6 +303,7 @@ class TerminalGame:
         self.width = width
         self.last_seat: int | None = None
         self.told_wait = ""  # the last reason given for a wait (each is given once)
+        self.glossary = glossary(session.game)
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
@@ -364,6 +398,9 @@ class TerminalGame:
                 self.say(meaning)
                 self.say(OTHER_PROMPTS_HELP)
                 continue
+            if word.startswith("help "):
+                self.say(self.explain(text.strip()[5:]))
+                continue
             return text
 
     def _human_turn(self) -> None:
@@ -409,7 +446,7 @@ class TerminalGame:
     def _command(self, word: str, rest: str, seat: int) -> str | None:
         s = self.session
         if word == "help":
-            self.say(HELP.format(hint=self.hint_agent or "the game's best heuristic", save=self.save_path))
+            self.say(self.explain(rest) if rest else self.help_text(seat))
         elif word == "moves":
             self.say(format_moves(s.legal_moves(), self.width, max_lines=None))
         elif word == "quit":
@@ -442,6 +479,39 @@ class TerminalGame:
             self.say(f"Saved to {path}; resume with: python -m play terminal --resume {path}")
         return None
 
+    def help_text(self, seat: int) -> str:
+        """What 'help' says at the move prompt: how to type a move (the examples from the board shown),
+        the commands, and the words of the game that 'help WORD' explains."""
+        s = self.session
+        pic = picture(s.game, s.view(seat))
+        squares = typing_squares(s.legal_moves(), self._squares(seat), pic.rows, pic.cols)
+        example = self.glossary.example()
+        text = HELP.format(squares="\n" + textwrap.fill(squares, self.width) if squares else "",
+                           word_example=f" (help {example})" if example else "",
+                           hint=self.hint_agent or "the game's best heuristic", save=self.save_path)
+        return text + "\n" + self.words_text()
+
+    def words_text(self) -> str:
+        """The words of the game that 'help WORD' explains, and where its full rules are."""
+        g = self.glossary
+        if g.terms:
+            lines = [f"Words of {g.title} (type 'help WORD', e.g. 'help {g.example()}'): {', '.join(g.names())}."]
+        else:
+            lines = [f"The rules of {g.title} give no list of words."]
+        if g.path is not None:
+            lines.append(f"The full rules: {_shown_path(g.path)}")
+        return "\n".join(textwrap.fill(line, self.width, subsequent_indent="    ") for line in lines)
+
+    def explain(self, query: str) -> str:
+        """What 'help WORD' says: each term the word names (any case, singular or plural), from the
+        glossary of the game's rules; for a word that names none, the words there are."""
+        found = self.glossary.lookup(query)
+        if not found:
+            return (textwrap.fill(f"'{query.strip()}' is not a word of the rules of {self.glossary.title}.", self.width)
+                    + "\n" + self.words_text())
+        return "\n".join(textwrap.fill(f"{t.heading()}: {t.text}", self.width, subsequent_indent="    ")
+                         for t in found)
+
     def _show(self, seat: int) -> None:
         s = self.session
         view = s.view(seat)
@@ -470,6 +540,14 @@ class TerminalGame:
         if self.record_path:
             path = self.session.record.save(self.record_path)
             self.say(f"Record written to {path}")
+
+
+def _shown_path(path: pathlib.Path) -> str:
+    """A file's path as the player can open it: relative to the working folder when inside it."""
+    try:
+        return str(path.relative_to(pathlib.Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -28,7 +28,14 @@ API (JSON):
 ``GET  /api/sessions/{id}/hint``         what the game's best heuristic would play for you now
 ``GET  /api/sessions/{id}/record``       the record, once the game is over (409 before)
 ``DELETE /api/sessions/{id}``            leave the game (the page does so when it starts another)
+``GET  /api/terms/{game}``               the words of the game, from the glossary of its rules
+                                         (:mod:`play.terms`); ``?q=WORD``: the terms that word
+                                         names (``found``, empty for a word the rules do not define)
+``GET  /rules/{game}``                   the game's whole ``RULES.md``, as plain text
 =======================================  ==========================================================
+
+The page's Rules panel shows the words of the game being played (before a game, of the game chosen
+in the form), looks a word up, and links to the whole rules.
 
 A request body larger than 16 KiB is refused with 413 before it is read: from its ``Content-Length``
 when it gives one, else (a chunked body) as soon as more than that has come; the connection is then
@@ -68,6 +75,7 @@ from play.session import (
     unknown_game,
     value_words,
 )
+from play.terms import glossary
 from play.views import action_square, picture
 
 STATIC = pathlib.Path(__file__).with_name("static")
@@ -523,6 +531,35 @@ def create_app(store: Store | None = None,
         return Response(session.record.to_json(), media_type="application/json",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
+    def glossary_of(request: Request):
+        """The glossary of the game the path names; SessionError for a game that is not one of ours."""
+        name = request.path_params["game"]
+        if name not in envs.NAMES:
+            raise unknown_game(name)
+        return glossary(envs.game_class(name))
+
+    async def terms(request: Request) -> Response:
+        try:
+            words = glossary_of(request)
+        except SessionError as exc:
+            return error(404, str(exc))
+        body = words.to_dict()
+        body["rules"] = f"/rules/{words.game}" if words.path is not None else None
+        query = request.query_params.get("q")
+        if query is not None:
+            body["query"] = query
+            body["found"] = [t.to_dict() for t in words.lookup(query)]
+        return JSONResponse(body)
+
+    async def rules(request: Request) -> Response:
+        try:
+            words = glossary_of(request)
+        except SessionError as exc:
+            return error(404, str(exc))
+        if words.path is None:
+            return error(404, f"{words.game} has no rules file")
+        return Response(words.path.read_text(encoding="utf-8"), media_type="text/plain; charset=utf-8")
+
     async def drop(request: Request) -> Response:
         """Leave a game (the page does so when it starts another): its place is free at once."""
         if not store.drop(request.path_params["sid"]):
@@ -549,6 +586,8 @@ def create_app(store: Store | None = None,
         Route("/api/sessions/{sid}/move", move, methods=["POST"]),
         Route("/api/sessions/{sid}/hint", hint),
         Route("/api/sessions/{sid}/record", record),
+        Route("/api/terms/{game}", terms),
+        Route("/rules/{game}", rules),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: unexpected})
     return Guard(app)

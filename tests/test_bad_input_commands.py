@@ -40,6 +40,16 @@ def damaged(tmp_path_factory) -> pathlib.Path:
         (root / "ladders" / path.name).write_bytes(path.read_bytes())
     cut = root / "ladders" / "sequence_v0.json"
     cut.write_text(cut.read_text()[:500])
+    # a short training run, then two copies with a damaged checkpoint
+    subprocess.run([sys.executable, "-m", "training.ppo", "--game", "sequence_v0", "--run-dir", str(root / "run"),
+                    "--total-timesteps", "64", "--num-envs", "4", "--num-steps", "16", "--eval-games", "2",
+                    "--opponents", "random-v0", "--teacher", "", "--no-progress"], cwd=root, check=True,
+                   capture_output=True, timeout=300)
+    shutil.copytree(root / "run", root / "run-cut")
+    weights = root / "run-cut" / "checkpoint" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    shutil.copytree(root / "run", root / "run-json")
+    (root / "run-json" / "checkpoint" / "state.json").write_text("{")
     (root / "record.json").write_text("{not json")
     (root / "session.json").write_text("[1, 2")
     return root
@@ -63,6 +73,10 @@ COMMANDS = {
                          "--teacher", "", "--no-progress", "--run-dir", "{root}/ppo-run"], WEIGHTS),
     "ppo opponent": (["training.ppo", "--game", "sequence_v0", "--opponents", "ppo-v4", "--teacher", "",
                       "--total-timesteps", "64", "--no-progress", "--run-dir", "{root}/ppo-run2"], WEIGHTS),
+    "ppo resume, weights cut": (["training.ppo", "--resume", "{root}/run-cut", "--total-timesteps", "128",
+                                 "--no-progress"], "run-cut/checkpoint/model.safetensors is not a valid safetensors"),
+    "ppo resume, state not JSON": (["training.ppo", "--resume", "{root}/run-json", "--total-timesteps", "128",
+                                    "--no-progress"], "run-json/checkpoint/state.json is not valid JSON"),
     "sb3": (["training.sb3", "--game", "sequence_v0", "--opponents", "ppo-v4", "--total-timesteps", "64",
              "--no-progress", "--out", "{root}/sb3-run"], WEIGHTS),
     "simulate": (["tools.simulate", "sequence_v0", "--agents", "ppo-v4,random-v0", "--games", "2", "--no-progress"],

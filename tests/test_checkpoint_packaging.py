@@ -55,8 +55,6 @@ def test_every_sb3_option_has_a_meaning_and_a_default():
     for block in blocks:
         flag = block.split()[0]
         words = " ".join(block.split())
-        if "deprecated" in words:  # an old name that forwards to the option it names
-            continue
         assert "(default:" in words, block
         assert len(words.split()) > 4, f"{flag} has no explanation"
     assert "runs/sb3" in text and "(empty: do not register" in text

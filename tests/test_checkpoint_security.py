@@ -131,7 +131,7 @@ def test_policy_agent_refuses_a_folder_holding_only_an_sb3_zip(tmp_path):
 
 
 def test_the_conversion_tool_reads_an_sb3_zip_without_unpickling_it(tmp_path):
-    from training.convert_sb3 import convert
+    from training.sb3.convert import convert
 
     marker = tmp_path / "marker"
     zip_path = tmp_path / "model.zip"
@@ -153,7 +153,7 @@ def test_no_library_code_loads_sb3_zips():
         for p in (REPO / package).glob("**/*.py")
         if re.search(r"\b(MaskablePPO|PPO|model_class)\.load\(", p.read_text())
     )
-    assert users == ["training/convert_sb3.py"], users
+    assert users == ["training/sb3/convert.py"], users
 
 
 def test_a_converted_policy_round_trips_through_the_conversion_tool(tmp_path):
@@ -161,8 +161,8 @@ def test_a_converted_policy_round_trips_through_the_conversion_tool(tmp_path):
     from sb3_contrib import MaskablePPO
 
     import agents
-    from training.convert_sb3 import actor_of, convert
-    from training.selfplay import SelfPlayEnv
+    from training.sb3.convert import actor_of, convert
+    from training.sb3.selfplay import SelfPlayEnv
 
     env = SelfPlayEnv("sequence_v0", {}, opponent_pool=[lambda: agents.make("sequence_v0/random-v0", seed=0)], seed=0)
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [16]}, seed=0, device="cpu")

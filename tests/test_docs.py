@@ -100,15 +100,17 @@ def test_a_game_page_table_that_cannot_be_made_fails_the_build(tmp_path, monkeyp
         conf.ladder_page("pans_trial_v0")
 
 
-def test_every_game_has_a_page_with_its_docstring_rules_and_pictures():
+def test_every_game_has_a_page_with_its_rules_and_reference_pages_and_pictures():
     import envs
 
     for name in envs.NAMES:
         game = name.removesuffix("_v0")
         page = (DOCS / "games" / f"{game}.md").read_text(encoding="utf-8")
-        assert f".. automodule:: envs.{name}" in page
-        assert f"../../envs/{game}/RULES.md" in page
-        assert f"ladder_{name}.md" in page
+        for generated in (f"facts_{name}.md", f"usage_{name}.rst", f"ladder_{name}.md"):
+            assert f"../_generated/{generated}" in page, generated
+        assert f"({game}_rules.md)" in page and f"({game}_reference.md)" in page
+        assert f"../../envs/{game}/RULES.md" in (DOCS / "games" / f"{game}_rules.md").read_text(encoding="utf-8")
+        assert f".. automodule:: envs.{name}" in (DOCS / "games" / f"{game}_reference.md").read_text(encoding="utf-8")
         for picture in re.findall(r"```\{image\} (\S+)", page):
             assert (DOCS / "games" / picture).resolve().is_file(), picture
 
@@ -138,6 +140,17 @@ INTERNAL = re.compile(
 GAME_MODULES = ("sequence_v0", "pans_trial_v0", "dojo_v0", "wizard_arena_v0")
 
 
+def _measurements(evaluation: dict) -> list[tuple[str | None, dict]]:
+    """``(command, lineup)`` for every lineup a checkpoint's ``eval.json`` measured, its further
+    evaluations (``more``) included."""
+    found = []
+    for block in [evaluation, *evaluation.get("more", [])]:
+        for outer in block.get("lineups", []):
+            for lineup in outer.get("lineups", []):
+                found.append((outer.get("command") or block.get("command"), lineup))
+    return found
+
+
 def reader_texts() -> dict[str, str]:
     """Every text a reader meets: the site's pages, the README, the rules files, the game modules'
     docstrings, the checkpoint notes, index descriptions and the text fields of every ``eval.json``."""
@@ -155,7 +168,7 @@ def reader_texts() -> dict[str, str]:
         evaluation = json.loads((ROOT / "checkpoints" / entry["eval"]).read_text(encoding="utf-8"))
         texts[entry["eval"]] = json.dumps(
             {k: v for k, v in evaluation.items() if isinstance(v, str)}
-            | {"commands": [command for command, _ in load_conf()._measurements(evaluation)]})
+            | {"commands": [command for command, _ in _measurements(evaluation)]})
     return texts
 
 
@@ -172,11 +185,10 @@ def test_the_internal_words_check_catches_them():
 
 def test_every_evaluation_command_is_runnable_as_written():
     """No placeholder: each command names the lineup it measured, the checkpoint in the first team."""
-    conf = load_conf()
     index = json.loads((ROOT / "checkpoints" / "index.json").read_text(encoding="utf-8"))
     for entry in index["checkpoints"]:
         evaluation = json.loads((ROOT / "checkpoints" / entry["eval"]).read_text(encoding="utf-8"))
-        measured = conf._measurements(evaluation)
+        measured = _measurements(evaluation)
         assert measured or "final" in evaluation, entry["id"]
         for command, lineup in measured:
             assert command and "OPPONENT" not in command and "..." not in command, (entry["id"], command)
@@ -189,43 +201,58 @@ def test_every_evaluation_command_is_runnable_as_written():
 
 
 def game_page_reading_order(name: str) -> str:
-    """A game page as it reads: its Markdown with the module docstring in place of ``automodule``."""
-    import importlib
+    """A game page as it reads: its Markdown with the generated facts table and usage in place."""
+    conf = load_conf()
+    from envs.facts import facts_markdown
 
     page = (DOCS / "games" / f"{name.removesuffix('_v0')}.md").read_text(encoding="utf-8")
-    doc = importlib.import_module(f"envs.{name}").__doc__
-    return re.sub(r"```\{eval-rst\}\n\.\. automodule:: envs\.\w+.*?```", lambda _: doc, page, flags=re.S)
+    page = page.replace(f"```{{include}} ../_generated/facts_{name}.md\n```", facts_markdown(name))
+    return page.replace(f"```{{eval-rst}}\n.. include:: ../_generated/usage_{name}.rst\n```", conf.usage_section(name))
 
 
 @pytest.mark.parametrize("name", GAME_MODULES)
 def test_a_game_page_reads_in_pettingzoos_order(name):
-    """Picture, import line, the facts table with its manual-control row, a usage example, then
-    observation, actions, rewards, version history, the agents and checkpoints, the rules, and last
-    the commands that redraw the pictures."""
+    """Picture, the facts table (import line, manual control), both usages, the agents, the links to the
+    rules and the reference, and last the commands that redraw the pictures."""
     text = game_page_reading_order(name)
-    section = r"[^\n]*\n-{3,}\n"  # a docstring section title and its underline
-    marks = [r"```\{image\}", f"from envs import {name}", "Manual control  ", f"python -m play terminal {name}",
-             "\nUsage" + section, "\nObservation" + section, "\nAction" + section, "\nRewards" + section,
-             "\nVersion history" + section, "\n## Agents, strongest first", f"ladder_{name}\\.md",
-             "\n## Rules as implemented", "\n## How the pictures are made", "python -m play replay"]
+    marks = [r"```\{image\}", f"from envs import {name}", "\\| Manual control \\|", f"python -m play terminal {name}",
+             "\n## Usage", "env.agent_iter()", f"env = {name}.parallel_env()", "\n## Agents, strongest first",
+             f"ladder_{name}\\.md", "\n## Rules, observation and actions", "_rules.md", "_reference.md",
+             "\n## How the pictures are made", "python -m play replay"]
     found = [re.search(mark, text) for mark in marks]
     assert None not in found, [m for m, f in zip(marks, found) if f is None]
     where = [f.start() for f in found]
     assert where == sorted(where), [m for m, w in sorted(zip(marks, where), key=lambda x: x[1])]
 
 
+def test_the_four_facts_tables_have_the_same_rows_in_the_same_order():
+    from envs.facts import ROWS, facts
+
+    for name in GAME_MODULES:
+        rows = facts(name)
+        assert [row for row, _ in rows] == list(ROWS), name
+        assert all(value.strip() for _, value in rows), name
+    assert dict(facts("pans_trial_v0"))["Observation shape"].startswith("`Dict`")  # the env returns a Dict
+
+
 @pytest.mark.parametrize("name", GAME_MODULES)
-def test_a_game_modules_usage_example_runs(name):
+def test_a_game_modules_usage_examples_run_with_both_apis(name):
+    """The Usage section shows the AEC loop and the parallel API, and both run as written."""
     import importlib
 
     doc = importlib.import_module(f"envs.{name}").__doc__
-    block = doc.split("Usage\n-----", 1)[1].split(".. code-block:: python\n\n", 1)[1]
-    code = []
-    for line in block.splitlines():
-        if line.strip() and not line.startswith("    "):
-            break
-        code.append(line[4:])
-    exec(compile("\n".join(code), f"envs/{name}.py usage", "exec"), {"__name__": "__docs__"})
+    usage = doc.split("Usage\n-----", 1)[1].split("\n-----", 1)[0]
+    blocks = usage.split(".. code-block:: python\n\n")[1:]
+    assert len(blocks) == 2 and "env.agent_iter()" in blocks[0] and f"{name}.parallel_env()" in blocks[1]
+    for n, block in enumerate(blocks):
+        code = []
+        for line in block.splitlines():
+            if line.strip() and not line.startswith("    "):
+                break
+            code.append(line[4:])
+        if n:  # the parallel example reuses the import of the first
+            code.insert(0, f"from envs import {name}")
+        exec(compile("\n".join(code), f"envs/{name}.py usage {n}", "exec"), {"__name__": "__docs__"})
 
 
 @pytest.mark.parametrize("name", GAME_MODULES)
@@ -245,10 +272,10 @@ def test_env_raw_env_and_parallel_env_are_documented_with_types(name):
 
 def test_module_names_and_page_paths_written_as_code_become_links():
     conf = load_conf()
-    docs = {"reference/_api/training.league", "guide/vector", "games/sequence", "reference/checkpoints"}
+    docs = {"reference/_api/training.league", "guide/vector", "games/sequence_rules", "reference/checkpoints"}
     assert conf.literal_target("training.league", docs) == "reference/_api/training.league"
     assert conf.literal_target("docs/guide/vector.md", docs) == "guide/vector"
-    assert conf.literal_target("envs/sequence/RULES.md", docs) == "games/sequence"
+    assert conf.literal_target("envs/sequence/RULES.md", docs) == "games/sequence_rules"
     assert conf.literal_target("checkpoints/README.md", docs) == "reference/checkpoints"
     for text in ("python -m training.league", "numpy.random", "docs/missing.md", "training.missing"):
         assert conf.literal_target(text, docs) is None, text

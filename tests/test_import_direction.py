@@ -100,6 +100,14 @@ def test_every_top_level_package_has_a_row():
     assert on_disk == set(PACKAGES) == set(FORBIDDEN)
 
 
+def test_the_graph_walks_every_subpackage():
+    """Each trainer's package (and the league) is walked, its modules' imports included."""
+    graph = import_graph(ROOT, PACKAGES)
+    assert {"training.ppo.loop", "training.sb3.trainer", "training.sb3.selfplay", "training.sb3.convert",
+            "training.rllib.trainer", "training.rllib.env", "training.league.matches"} <= set(graph)
+    assert {"training.sb3.convert", "training.sb3.selfplay"} <= graph["training.sb3.trainer"]
+
+
 def test_no_import_cycles():
     found = cycles(import_graph(ROOT, PACKAGES))
     assert not found, "modules that import each other round a loop:\n" + "\n".join(" <-> ".join(c) for c in found)

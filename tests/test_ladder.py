@@ -348,3 +348,28 @@ def test_the_ppo_tutorials_train_register_play_examples_run_as_written(tmp_path,
     for argv in league:
         assert ev.main(shrunk(argv) + ["--workers", "1"]) == 0
     assert (tmp_path / "runs" / "league" / "sequence_v0" / "results.json").is_file()
+
+
+def test_the_readmes_python_examples_run_as_written():
+    import re
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    assert len(blocks) == 2
+    for n, block in enumerate(blocks):
+        exec(compile(block, f"README.md python block {n}", "exec"), {"__name__": "__readme__"})
+
+
+@pytest.mark.parametrize("game_name", envs.NAMES)
+def test_the_quick_leagues_tables_include_each_tables_ladder_top(game_name):
+    import io
+
+    from rich.console import Console
+
+    summary: dict = {}
+    tables = ev.league_tables(game_name, True, summary, Console(file=io.StringIO()))
+    for label, config, ids, top in tables:
+        best = ladder(game_name, config)[0]["id"]
+        assert best in ids or best == top, (label, best)
+        assert top is None or top not in ids  # a searching top plays heuristic-v1 alone
+        assert all(superseded_by(a) is None for a in ids)

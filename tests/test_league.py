@@ -244,31 +244,19 @@ def test_parse_config_reads_json_values():
         ev.parse_config(["oops"])
 
 
-@pytest.mark.parametrize("module", ["training.league", "training.evaluate"])
-def test_command_line_end_to_end(tmp_path, module):
-    """The league command, and its old name, which says it is deprecated and does the same."""
+def test_command_line_end_to_end(tmp_path):
     out = tmp_path / "random"
     done = subprocess.run(
-        [sys.executable, "-m", module, "--game", "sequence_v0", "--lineup", "random-v0", "random-v0",
+        [sys.executable, "-m", "training.league", "--game", "sequence_v0", "--lineup", "random-v0", "random-v0",
          "--games", "4", "--workers", "1", "--out", str(out), "--no-progress"],
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "random-v0" in done.stdout
-    assert ("is now python -m training.league" in done.stderr) == (module == "training.evaluate"), done.stderr
     report = json.loads((out / "results.json").read_text())
     assert report["game"] == "sequence_v0" and report["games_per_lineup"] == [4]
     assert len(report["games"]) == 4
     assert (out / "winrates.png").read_bytes()[:4] == b"\x89PNG"
-
-
-def test_the_old_module_name_warns_and_offers_the_league_command():
-    import importlib
-
-    sys.modules.pop("training.evaluate", None)
-    with pytest.warns(DeprecationWarning, match="training.league"):
-        old = importlib.import_module("training.evaluate")
-    assert old.league_tables is ev.league_tables and old.build_parser is ev.build_parser
 
 
 def test_command_line_league_writes_heat_map(tmp_path, capsys):

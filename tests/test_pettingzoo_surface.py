@@ -154,7 +154,7 @@ def test_each_raw_env_class_owns_its_metadata_and_wrapping_mutates_none():
 # ---------------------------------------------------------------------------------------------
 # SelfPlayEnv: seeded from reset(seed), opponents included; Gymnasium's and SB3's checks
 def docstring_example(name, **factory_kwargs):
-    from training.selfplay import SelfPlayEnv
+    from training.sb3.selfplay import SelfPlayEnv
 
     return SelfPlayEnv(name, {}, opponent_pool=[lambda: agents.make(f"{name}/random-v0", **factory_kwargs)])
 
@@ -186,7 +186,7 @@ def test_selfplay_same_seed_same_trajectory_whatever_the_factories_do(name):
 
 
 def test_selfplay_refuses_a_factory_that_returns_no_agent():
-    from training.selfplay import SelfPlayEnv
+    from training.sb3.selfplay import SelfPlayEnv
 
     env = SelfPlayEnv("sequence_v0", {}, opponent_pool=[lambda: "random"])
     with pytest.raises(TypeError, match="must return an agents.base.Agent"):

@@ -532,3 +532,50 @@ def test_the_opponent_list_follows_the_ladder_with_older_versions_folded(server,
     assert current[0]["id"] == ladder("pans_trial_v0")[0]["id"]  # the strongest first
     assert f"Elo {top['elo']:.0f}" in current[0]["label"] and "a move" in current[0]["label"]
     page.close()
+
+
+def test_the_rules_panel_explains_the_words_of_the_game(server, browser):
+    """The panel shows the glossary of the game's rules (before a game, of the game chosen; in a game, of
+    the game played), looks a word up whatever its case and number, and links to the whole rules."""
+    import envs
+    from play.terms import glossary
+
+    url, _ = server
+    page = browser.new_page()
+    _fresh(page, url)
+    page.select_option("#game", "pans_trial_v0")
+    page.wait_for_selector("body[data-terms='pans_trial_v0']")
+    assert page.is_hidden("#terms")  # the panel is closed until opened
+    page.click("#rules summary")
+    words = glossary(envs.game_class("pans_trial_v0"))
+    assert page.text_content("#rules-title") == "Pan's Trial"
+    shown = page.eval_on_selector_all("#terms dt", "els => els.map((e) => e.textContent)")
+    meanings = page.eval_on_selector_all("#terms dd", "els => els.map((e) => e.textContent)")
+    assert shown == [t.heading() for t in words.terms] and meanings == [t.text for t in words.terms]
+    assert "Appeasing Pan (also: Appeasing, Pan)" in shown
+    page.fill("#term", "OMENS")
+    page.click("#term-go")
+    page.wait_for_function("document.getElementById('term-answer').textContent.startsWith('Omen: ')")
+    assert page.text_content("#term-answer") == "Omen: " + words.lookup("omen")[0].text
+    assert page.eval_on_selector_all("#terms dt.found", "els => els.map((e) => e.textContent)") == ["Omen"]
+    page.fill("#term", "kumite")
+    page.press("#term", "Enter")
+    page.wait_for_function("document.getElementById('term-answer').textContent.includes('is not a word')")
+    assert page.text_content("#term-answer") == ("'kumite' is not a word of the rules of Pan's Trial. Its words: "
+                                                 + ", ".join(words.names()) + ".")
+    rules = page.request.get(url + page.get_attribute("#rules-link", "href"))
+    assert rules.status == 200 and rules.text() == words.path.read_text(encoding="utf-8")
+
+    # a game in play keeps its words in the panel, whatever the form then shows
+    _start(page, url, "sequence_v0", "2p", None)  # a page loaded afresh: the panel closed again
+    page.wait_for_selector("body[data-terms='sequence_v0']")
+    page.select_option("#game", "dojo_v0")
+    page.click("#rules summary")
+    page.fill("#term", "jacks")
+    page.click("#term-go")
+    page.wait_for_function("document.getElementById('term-answer').textContent.startsWith('Jack: ')")
+    assert page.text_content("#rules-title") == "Sequence"
+    assert page.evaluate("document.body.dataset.terms") == "sequence_v0"
+    missing = page.request.get(url + "/api/terms/chess_v0")
+    assert missing.status == 404 and "unknown game" in missing.json()["error"]
+    page.close()

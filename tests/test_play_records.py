@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -269,3 +270,114 @@ def test_every_committed_record_replays_to_its_picture(path, tmp_path):
     assert np.array_equal(committed, drawn), f"docs/play/{path.stem}.png is not the replayed final position"
     board = replay(record, render_mode="rgb_array").render()  # the board on top, the caption below it
     assert np.array_equal(committed[:board.shape[0], :board.shape[1]], board)
+
+
+# ----------------------------------------------------------------------------------------------
+# The pictures on the pages are what the commands printed beside them draw
+DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
+
+
+def _commands(text: str) -> list[str]:
+    """The ``python -m play replay`` commands of the bash blocks of a page, continuation lines joined and
+    a ``for game in A B; do ... done`` loop written out once per game."""
+    blocks = "\n".join(re.findall(r"```bash\n(.*?)```", text, flags=re.S)).replace("\\\n", " ")
+    commands = []
+    for loop in re.finditer(r"^for (\w+) in ([^;]+); do\n(.*?)\ndone$", blocks, flags=re.M | re.S):
+        for value in loop[2].split():
+            commands += [line.replace(f"${loop[1]}", value) for line in loop[3].splitlines()]
+    blocks = re.sub(r"^for .*?\ndone$", "", blocks, flags=re.M | re.S)
+    commands += blocks.splitlines()
+    return [" ".join(c.split()) for c in commands if c.strip().startswith("python -m play replay ")]
+
+
+def documented_pictures() -> dict[str, list[str]]:
+    """Every picture command of the game pages ("How the pictures are made"), by page."""
+    out = {}
+    for page in sorted((DOCS / "games").glob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        out[page.name] = _commands(text.split("## How the pictures are made", 1)[-1])
+    return out
+
+
+PAGE_COMMANDS = sorted({c for commands in documented_pictures().values() for c in commands})
+
+
+def test_every_game_page_gives_the_commands_of_its_pictures_and_the_readme_all_of_them():
+    pictures = {p.relative_to(DOCS.parent).as_posix() for p in [*(DOCS / "play").glob("*.png"),
+                                                                  *(DOCS / "play").glob("*.gif"),
+                                                                  *(DOCS / "games" / "media").glob("*")]}
+    made = set()
+    for page, commands in documented_pictures().items():
+        game = page.removesuffix(".md")
+        shown = re.findall(r"```\{image\} (\S+)", (DOCS / "games" / page).read_text(encoding="utf-8"))
+        written = {w for c in commands for w in re.findall(r"--(?:png|gif) (\S+)", c)}
+        assert {(DOCS / "games" / s).resolve() for s in shown} == {(DOCS.parent / w).resolve() for w in written}, page
+        assert all(f"docs/play/records/{game}.json" in c for c in commands), page
+        made |= written
+    assert made == pictures, "every committed picture is drawn by a command of its game's page"
+    readme = _commands((DOCS / "play" / "README.md").read_text(encoding="utf-8"))
+    assert sorted(readme) == PAGE_COMMANDS, set(readme) ^ set(PAGE_COMMANDS)
+
+
+def _frames(path: pathlib.Path) -> tuple[tuple[int, int], list[np.ndarray], list[int]]:
+    """A picture's size, its frames (RGB) and their durations (a PNG: one frame, no duration)."""
+    from PIL import Image, ImageSequence
+
+    with Image.open(path) as im:
+        frames = [np.asarray(f.convert("RGB")) for f in ImageSequence.Iterator(im)]
+        durations = [f.info.get("duration", 0) for f in ImageSequence.Iterator(im)]
+        return im.size, frames, durations
+
+
+@pytest.mark.parametrize("command", PAGE_COMMANDS, ids=lambda c: re.search(r"--(?:png|gif) (\S+)", c)[1])
+def test_a_documented_command_draws_the_committed_picture(command, tmp_path):
+    """Run as the page gives it (its output written aside): the committed picture has the same size,
+    frames, legend strip and pixels, and names what made it (the package and the game's version)."""
+    import shlex
+
+    from PIL import Image
+
+    from play.__main__ import main
+
+    words = shlex.split(command)[3:]
+    option = next(w for w in words if w in ("--png", "--gif"))
+    committed = DOCS.parent / words[words.index(option) + 1]
+    words[words.index(option) + 1] = str(tmp_path / committed.name)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(DOCS.parent)
+        assert main(words) == 0
+    size, frames, durations = _frames(tmp_path / committed.name)
+    committed_size, committed_frames, committed_durations = _frames(committed)
+    where = committed.relative_to(DOCS.parent)
+    assert committed_size == size, f"{where} is {committed_size}, the command draws {size}"
+    assert len(committed_frames) == len(frames) and committed_durations == durations, where
+    for k, (mine, theirs) in enumerate(zip(frames, committed_frames)):
+        assert np.array_equal(mine, theirs), f"{where}: frame {k} differs from what the command draws"
+    record = load_record(DOCS.parent / words[1])
+    with Image.open(committed) as im:
+        made_by = json.loads(im.info.get("Comment") or im.info.get("comment"))
+    assert made_by["package"] == "tabletop-rl" and made_by["environments"] == {record.game: record.game_version}
+
+
+def test_each_front_page_card_shows_the_whole_board():
+    """The front page's cards show the top left square of each picture at about its own size (the
+    site's stylesheet), or, for a picture about as tall as it is wide (figclass ``whole-picture``), the
+    whole picture: either way the whole width of the board, never the legend shrunk to a few pixels."""
+    from PIL import Image
+
+    css = (DOCS / "_static" / "tabletop.css").read_text(encoding="utf-8")
+    card = re.search(r"\.game-grid figure img \{(.*?)\}", css, flags=re.S)[1]
+    for rule in ("aspect-ratio: 1 / 1", "object-fit: cover", "object-position: left top", "max-width: 24rem"):
+        assert rule in card, rule
+    figures = re.findall(r"^:::\{figure\} (\S+)\n(.*?)^$", (DOCS / "index.md").read_text(encoding="utf-8"),
+                         flags=re.S | re.M)
+    assert sorted(pathlib.Path(p).stem for p, _ in figures) == sorted(p.stem for p in COMMITTED)
+    for path, options in figures:
+        with Image.open(DOCS / path) as im:
+            width, height = im.size
+        if ":figclass: whole-picture" in options:
+            assert abs(width - height) <= 0.05 * width, path
+            continue
+        board = replay(load_record(DOCS / "play" / "records" / f"{pathlib.Path(path).stem}.json"),
+                       render_mode="rgb_array").render()
+        assert board.shape[1] <= min(width, height), path

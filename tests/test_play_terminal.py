@@ -15,7 +15,7 @@ import pytest
 from agents.records import load_record, replay
 from play.session import Session
 from play.terminal import TerminalGame, choose, draw_picture
-from play.views import picture
+from play.views import action_square, picture
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -339,3 +339,94 @@ def test_the_offer_to_skip_watches_on_enter_skips_on_skip_and_obeys_help_and_qui
             assert moved == [] and out.getvalue().endswith("Bye.\n")  # left at the offer, before any agent move
         else:
             assert bool(pauses) == (verdict == "watch"), (answers, pauses)
+
+
+# ----------------------------------------------------------------------------------------------
+# help WORD: the words of the game, from the glossary of its rules
+HELP_GAMES = [("sequence_v0", "2p", "one-eyed jacks", "One-eyed jack (also: remove): A jack of hearts or spades"),
+              ("pans_trial_v0", None, "omens", "Omen: One of the four Jacks."),
+              ("dojo_v0", "2p", "KUMITE", "Kumite: A fight."),
+              ("wizard_arena_v0", "2bots", "gravestones", "Gravestone: The mark a dead bot leaves")]
+
+
+@pytest.mark.parametrize("game, config, word, meaning", HELP_GAMES)
+def test_help_lists_the_words_of_the_game_and_help_word_explains_one(game, config, word, meaning):
+    from play.terminal import typing_squares
+    from play.terms import glossary
+
+    s = Session(game, ["human", f"{game}/random-v0"], config=config, seed=3)
+    answers = iter(["help", f"help {word}", "help zzz", "quit"])
+    out = io.StringIO()
+    terminal = TerminalGame(s, out=out, read=lambda prompt: next(answers), color=False, pace=0)
+    assert terminal.run() == "quit"
+    text = out.getvalue()
+    words = glossary(s.game)
+    helped = text[text.index("Type the number of a move"):]
+    listing = " ".join(helped[helped.index(f"Words of {words.title}"):].split())
+    assert f"(type 'help WORD', e.g. 'help {words.example()}'): " + ", ".join(words.names()) + "." in listing
+    assert "The full rules: " in listing and "RULES.md" in listing
+    assert meaning in " ".join(text.split())
+    assert f"'zzz' is not a word of the rules of {words.title}." in text
+    assert text.count(f"Words of {words.title}") == 2  # after 'help', and after the unknown word
+
+    # the examples of typing a square are squares of this board, and the words pick a legal move
+    seat = s.human_to_act()
+    pic = picture(s.game, s.view(seat))
+    squares = {a: action_square(s.game, s.view(seat), a) for a, _ in s.legal_moves()}
+    said = typing_squares(s.legal_moves(), squares, pic.rows, pic.cols)
+    assert " ".join(said.split()) in " ".join(text.split())
+    for r, c in re.findall(r"\br(\d+)c(\d+)\b", said):
+        assert 0 <= int(r) < pic.rows and 0 <= int(c) < pic.cols, said
+    example = re.search(r"words and a square \((.+)\)\.", said)
+    if example:
+        assert choose(example[1], s.legal_moves(), squares) in dict(s.legal_moves())
+
+
+def test_the_square_example_is_on_the_board_when_no_move_is_about_a_square():
+    """Pan's Trial's draft: no move is about a square; the example is a square of its 6x6 board (not r6c3)."""
+    from play.terminal import typing_squares
+
+    said = typing_squares([(0, "draft 10H")], {0: None}, 6, 6)
+    assert "(r3c3: row 3, column 3)" in said and "r6" not in said
+    assert typing_squares([(0, "take 1")], {0: None}, 0, 0) == ""  # no board, no squares to type
+    assert typing_squares([(0, "place 5H r2c5"), (1, "wild r2c5")], {0: (2, 5), 1: (2, 5)}, 10, 10).endswith(
+        "type a square (r2c5) or words and a square (place r2c5).")
+    with pytest.raises(ValueError) as refused:
+        choose("zzz", [(0, "draft 10H")], {0: None})
+    assert "square" not in str(refused.value)
+
+
+def test_help_word_at_the_offer_to_skip(monkeypatch):
+    import play.terminal as terminal
+
+    monkeypatch.setattr(terminal, "waiting_reason", lambda game, view: "your bot follows a party")
+    session = Session("wizard_arena_v0", ["human", "wizard_arena_v0/heuristic-v1"], config="2bots", seed=1)
+    given, out = iter(["help parties", "help", "quit"]), io.StringIO()
+
+    def read(prompt):
+        return next(given) if prompt == terminal.WAIT_PROMPT else "1"
+
+    assert TerminalGame(session, out=out, read=read, color=False, pace=0).run() == "quit"
+    text = out.getvalue()
+    assert "Party: Bots walking in single file behind their leader." in " ".join(text.split())
+    assert "'help WORD' says what a word of the game means." in text
+
+
+def test_help_word_typed_in_a_terminal(tmp_path):
+    child = _spawn(["terminal", *SHORT, "--seed", "3"], tmp_path)
+    child.expect("player_0> ")
+    child.sendline("help")
+    child.expect(r"Words of Wizard Arena \(type 'help WORD', e\.g\. 'help Bot'\): Bot, Map,")
+    child.expect(r"The full rules: \S*envs/wizard_arena/RULES\.md")
+    child.expect("player_0> ")
+    child.sendline("help Gravestones")
+    child.expect(r"Gravestone: The mark a dead bot leaves on its last cell\.")
+    child.expect("player_0> ")
+    child.sendline("help wizard")
+    child.expect(r"Gary \(also: Gary the Wizard\): The wizard on the map")
+    child.expect("player_0> ")
+    child.sendline("help omens")
+    child.expect(r"'omens' is not a word of the rules of Wizard Arena\.\s+Words of Wizard Arena")
+    child.expect("player_0> ")
+    child.sendline("quit")
+    child.expect(pexpect.EOF)

@@ -17,6 +17,7 @@ import envs
 from agents.nets import default_arch
 from agents.architectures import build_architecture
 from agents.policy_io import load_policy
+from agents.policy_io import CheckpointError
 from training import ppo
 from training.report import validate_report
 
@@ -461,10 +462,10 @@ def test_resume_restores_the_trainer_state_and_refuses_what_it_cannot_resume(tmp
     assert old.step == saved["step"] and old.resumes == [] and old.init_origin is None
     assert old.cpu_breakdown["total"] == 0.0  # the parts are counted afresh from the resume
     path.write_text(json.dumps({k: v for k, v in saved.items() if k != "next_eval"}))
-    with pytest.raises(SystemExit, match=r"too old to resume from: it lacks \['next_eval'\]"):
+    with pytest.raises(CheckpointError, match=r"too old to resume from: it lacks \['next_eval'\]"):
         ppo.Trainer(ppo.parse_args(["--resume", str(run), "--no-progress"]))
     path.write_text(json.dumps({**saved, "format": "something-else"}))
-    with pytest.raises(SystemExit, match="is not a training.ppo checkpoint"):
+    with pytest.raises(CheckpointError, match="is not a training.ppo checkpoint"):
         ppo.Trainer(ppo.parse_args(["--resume", str(run), "--no-progress"]))
 
 
@@ -988,12 +989,14 @@ def test_help_shows_every_option_text_whole(capsys):
         assert " ".join(docs[name].split()) in shown, name
 
 
-def test_shared_names_old_spellings_and_runs_saved_under_the_old_names():
+def test_shared_names_old_spellings_refused_and_runs_saved_under_the_old_names(capsys):
     from training.ppo.run_state import migrate_saved_args
 
-    with pytest.warns(FutureWarning, match="--total-steps is deprecated.*--total-timesteps"):
-        args = ppo.parse_args(["--total-steps", "4096", "--no-progress"])
+    args = ppo.parse_args(["--total-timesteps", "4096", "--no-progress"])
     assert args.total_timesteps == 4096 and args.norm_adv and args.num_minibatches == 8
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--total-steps", "4096"])
+    assert "--total-steps is gone: give --total-timesteps" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         ppo.parse_args(["--minibatch-size", "32"])  # another meaning now: --num-minibatches
     with pytest.raises(SystemExit):

@@ -20,10 +20,11 @@ import agents
 from agents.checkpoint import PolicyAgent
 import envs
 from agents.policy_io import CheckpointError, load_policy
-from training import rllib_env, rllib_train
+from training import rllib
 from training.report import validate_report
 from training.league.matches import table_facts
-from training.rllib_env import (
+from training.rllib import env as rllib_env
+from training.rllib.env import (
     LEARNER,
     SeatRolesEnv,
     make_env,
@@ -120,18 +121,18 @@ def test_tiny_sequence_run_trains_only_the_learner_and_exports_it_faithfully(tmp
     import ray
     import torch
 
-    args = rllib_train.parse_args([
+    args = rllib.parse_args([
         "--game", "sequence_v0", "--config", '{"players_per_team": 2}', "--opponents", "random-v0", "self",
         "--iterations", "2", "--snapshot-every", "5", "--snapshot-max", "2", "--env-runners", "1",
         "--train-batch", "200", "--num-minibatches", "4", "--update-epochs", "1", "--hidden", "32", "--no-progress",
     ])
     config = {"num_teams": 2, "players_per_team": 2, "sequences_to_win": None, "dead_cards": True,
               "layout": "printed", "layout_seed": 0}
-    runners = rllib_train.start_ray(args)
+    runners = rllib.start_ray(args)
     try:
-        algo = rllib_train.build_config(args, config, runners).build_algo()
+        algo = rllib.build_config(args, config, runners).build_algo()
         initial = algo.learner_group.get_weights(module_ids=[LEARNER])[LEARNER]
-        curve = rllib_train.train(algo, args)
+        curve = rllib.train(algo, args)
         weights = algo.learner_group.get_weights()
         on_runner = algo.env_runner_group.foreach_env_runner(
             lambda r: r.module["snapshot_1"].get_state(), local_env_runner=False
@@ -146,7 +147,7 @@ def test_tiny_sequence_run_trains_only_the_learner_and_exports_it_faithfully(tmp
         assert np.array_equal(np.asarray(on_runner[name]), np.asarray(value)), name
     assert any(not np.array_equal(np.asarray(weights[LEARNER][k]), np.asarray(v)) for k, v in initial.items())
 
-    out = rllib_train.export_policy(tmp_path / "policy", weights[LEARNER], args, config, curve)
+    out = rllib.export_policy(tmp_path / "policy", weights[LEARNER], args, config, curve)
     module, spec = load_policy(out, game="sequence_v0", observation_shape=(710,), num_actions=349)
     assert spec["arch"] == "mlp" and spec["config"] == config and spec["meta"]["iterations"] == 2
     # The exported network computes exactly the learner's policy logits.
@@ -184,7 +185,7 @@ def test_tiny_sequence_run_trains_only_the_learner_and_exports_it_faithfully(tmp
 
 
 def test_tiny_dojo_run_from_the_command_line(tmp_path, capsys):
-    out = rllib_train.main([
+    out = rllib.main([
         "--game", "dojo_v0", "--config", '{"num_players": 4}', "--opponents", "random-v0", "self",
         "--iterations", "2", "--snapshot-every", "1", "--env-runners", "2", "--train-batch", "200",
         "--num-minibatches", "4", "--update-epochs", "1", "--hidden", "32", "--max-cycles", "60", "--eval-games", "2",
@@ -196,7 +197,7 @@ def test_tiny_dojo_run_from_the_command_line(tmp_path, capsys):
     assert (out / "tb").is_dir()
     evaluation = json.loads((out / "eval.json").read_text())
     validate_report(evaluation)
-    assert evaluation["trainer"] == "training.rllib_train" and evaluation["samples"] > 0
+    assert evaluation["trainer"] == "training.rllib" and evaluation["samples"] > 0
     final = evaluation["results"]["random-v0"]
     assert final["games"] == 2 and final["wins"] + final["draws"] + final["losses"] == 2
     assert [row["iteration"] for row in evaluation["curve"]] == [1, 2]
@@ -211,7 +212,7 @@ def test_tiny_dojo_run_from_the_command_line(tmp_path, capsys):
 
 
 def test_shared_names_map_to_rllib():
-    args = rllib_train.parse_args(["--learning-rate", "0.001", "--num-minibatches", "4", "--train-batch", "400"])
-    config = rllib_train.build_config(args, {}, 0)
+    args = rllib.parse_args(["--learning-rate", "0.001", "--num-minibatches", "4", "--train-batch", "400"])
+    config = rllib.build_config(args, {}, 0)
     assert (config.lr, config.minibatch_size, config.lambda_, config.clip_param) == (0.001, 100, 0.95, 0.2)
     assert (config.vf_loss_coeff, config.grad_clip, config.num_epochs) == (0.5, 0.5, 6)

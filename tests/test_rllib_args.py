@@ -6,22 +6,21 @@ import math
 
 import pytest
 
-from training import rllib_env, rllib_train
+from training import rllib
+from training.rllib import env as rllib_env
 from training.settings import SELF, NonFiniteLossError
 
 
 def test_help_names_every_option_with_its_meaning_and_default(capsys):
     with pytest.raises(SystemExit):
-        rllib_train.parse_args(["--help"])
+        rllib.parse_args(["--help"])
     text = capsys.readouterr().out
     blocks = text.split("options:", 1)[1].split("\n  --")[1:]
     for block in blocks:
         words = " ".join(block.split())
-        if "deprecated" in words:
-            continue
         assert "(default:" in words and len(words.split()) > 4, block
-    for old in rllib_train.ALIASES:
-        assert "--" + old.replace("_", "-") in text  # old spellings still listed, as deprecated
+    offered = {flag for action in rllib.build_parser()._actions for flag in action.option_strings}
+    assert not offered & set(rllib.REMOVED)  # a flag that is gone is refused, never offered
 
 
 @pytest.mark.parametrize(
@@ -39,31 +38,33 @@ def test_help_names_every_option_with_its_meaning_and_default(capsys):
         (["--max-grad-norm", "0"], "--max-grad-norm must be above 0.0"),
         (["--no-norm-adv"], "cannot turn it off"),
         (["--minibatch", "64"], "--minibatch is gone: give --num-minibatches"),
+        (["--lr", "0.001"], "--lr is gone: give --learning-rate"),
+        (["--epochs", "2"], "--epochs is gone: give --update-epochs"),
+        (["--entropy", "0.1"], "--entropy is gone: give --ent-coef"),
+        (["--snapshot-slots", "2"], "--snapshot-slots is gone: give --snapshot-max"),
+        (["--opponents", "random-v0", "snapshot"], "the opponent kind 'snapshot' in --opponents is gone: use 'self'"),
         (["--gpus-per-learner", "1"], "needs --learners >= 1"),
     ],
 )
 def test_bad_options_are_refused_with_the_allowed_values(argv, expected, capsys):
     with pytest.raises(SystemExit):
-        rllib_train.parse_args(argv)
+        rllib.parse_args(argv)
     assert expected in capsys.readouterr().err
 
 
-def test_one_spelling_of_self_play_and_old_spellings_warn():
-    with pytest.warns(FutureWarning) as caught:
-        args = rllib_train.parse_args(["--lr", "0.001", "--opponents", "random-v0", "snapshot", "--snapshot-slots", "2"])
-    assert sorted(str(w.message).split(" is deprecated")[0] for w in caught) == [
-        "--lr", "--snapshot-slots", "the opponent kind 'snapshot'"]
+def test_one_spelling_of_self_play_and_the_shared_names():
+    args = rllib.parse_args(["--learning-rate", "0.001", "--opponents", "random-v0", "self", "--snapshot-max", "2"])
     assert (args.learning_rate, args.opponents, args.snapshot_max) == (0.001, ["random-v0", SELF], 2)
-    assert rllib_train.rule_based(args) == ["random-v0"]
+    assert rllib.rule_based(args) == ["random-v0"]
     # the shared defaults: the same as the other trainers' where the meaning is the same
-    fresh = rllib_train.parse_args([])
+    fresh = rllib.parse_args([])
     assert (fresh.gae_lambda, fresh.clip_coef, fresh.vf_coef, fresh.max_grad_norm) == (0.95, 0.2, 0.5, 0.5)
 
 
-def test_the_adapter_takes_the_self_kind_and_the_old_one_with_a_warning():
+def test_the_adapter_takes_the_self_kind_and_refuses_the_old_one():
     assert rllib_env.check_opponents("dojo_v0", ["random-v0", SELF]) == ["random-v0", SELF]
-    with pytest.warns(FutureWarning, match="'snapshot' is deprecated"):
-        assert rllib_env.check_opponents("dojo_v0", ["snapshot"]) == [SELF]
+    with pytest.raises(ValueError, match="unknown opponent 'snapshot' for dojo_v0; use 'self'"):
+        rllib_env.check_opponents("dojo_v0", ["snapshot"])
     with pytest.raises(ValueError, match="unknown opponent 'nobody-v9'"):
         rllib_env.check_opponents("dojo_v0", ["nobody-v9"])
 
@@ -85,9 +86,9 @@ class _FakeAlgo:
 
 
 def test_training_stops_at_a_non_finite_loss_naming_the_step_and_the_loss():
-    args = rllib_train.parse_args(["--iterations", "3", "--no-progress", "--opponents", "random-v0"])
+    args = rllib.parse_args(["--iterations", "3", "--no-progress", "--opponents", "random-v0"])
     good = {"total_loss": 0.3, "policy_loss": -0.1, "vf_loss": 0.4, "entropy": 1.2}
-    assert len(rllib_train.train(_FakeAlgo([good] * 3), args)) == 3
+    assert len(rllib.train(_FakeAlgo([good] * 3), args)) == 3
     with pytest.raises(NonFiniteLossError, match="step 200: vf_loss = nan") as caught:
-        rllib_train.train(_FakeAlgo([good, {**good, "vf_loss": math.nan}, good]), args)
+        rllib.train(_FakeAlgo([good, {**good, "vf_loss": math.nan}, good]), args)
     assert caught.value.step == 200

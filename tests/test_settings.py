@@ -187,10 +187,10 @@ def test_one_declaration_of_the_shared_settings():
 
 
 def _trainer_args():
-    from training import rllib_train, sb3
+    from training import rllib, sb3
 
     tiny = [(sb3.Args, dict(num_envs=e, num_steps=s, num_minibatches=m)) for e, s, m in TINY]
-    tiny += [(rllib_train.Args, dict(train_batch=b, num_minibatches=m)) for b in range(1, 13) for m in range(1, 14)]
+    tiny += [(rllib.Args, dict(train_batch=b, num_minibatches=m)) for b in range(1, 13) for m in range(1, 14)]
     return [cls(game="pans_trial_v0", **kw) for cls, kw in tiny]
 
 

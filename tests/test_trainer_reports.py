@@ -128,8 +128,7 @@ def test_evaluate_and_write_leaves_a_valid_report_with_the_evaluation_in_it(tmp_
 def test_a_policy_folder_names_the_trainer_that_made_it():
     from training.evaluation import trainer_of
 
-    assert trainer_of({"trainer": "training.rllib_train (RLlib PPO, new API stack)"}) == "training.rllib_train"
+    assert trainer_of({"trainer": "training.rllib (RLlib PPO, new API stack)"}) == "training.rllib"
     assert trainer_of({"trainer": "training.sb3"}) == "training.sb3"
-    assert trainer_of({"trainer": "training.train_ppo"}) == "training.train_ppo"
     assert trainer_of({}) == "training.ppo"
     assert trainer_of({"trainer": "something else"}) == "training.ppo"

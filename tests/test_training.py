@@ -14,8 +14,8 @@ from envs.core import IllegalActionError
 from agents.checkpoint import CheckpointError, PolicyAgent, read_index
 from training import sb3
 from training.report import validate_report
+from training.sb3.selfplay import SelfPlayEnv
 from training.settings import NonFiniteLossError
-from training.selfplay import SelfPlayEnv
 
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
@@ -157,7 +157,7 @@ def test_shipped_checkpoints_are_listed_with_args_and_eval_beside_them():
 def test_a_deal_that_ends_before_the_learners_first_decision_is_dealt_again(monkeypatch):
     """In Wizard Arena a bot can become a follower before its first turn and never act."""
     from agents.runner import Runner
-    from training import selfplay
+    from training.sb3 import selfplay
 
     deals = {"n": 0}
 
@@ -198,11 +198,8 @@ def test_selfplay_env_passes_gymnasiums_check_env_and_seeds_reproducibly():
         strict.step(illegal)
 
 
-def test_sb3_takes_the_shared_names_and_warns_on_old_spellings(capsys):
-    with pytest.warns(FutureWarning, match="is deprecated") as caught:
-        args = sb3.parse_args(["--n-steps", "256", "--n-epochs", "2"])
-    assert sorted(str(w.message).split(" is")[0] + " -> " + str(w.message).split("use ")[1] for w in caught) == [
-        "--n-epochs -> --update-epochs", "--n-steps -> --num-steps"]
+def test_sb3_takes_the_shared_names(capsys):
+    args = sb3.parse_args(["--num-steps", "256", "--update-epochs", "2"])
     assert (args.num_steps, args.update_epochs) == (256, 2)
     with pytest.raises(SystemExit):
         sb3.parse_args(["--batch-size", "64"])  # another meaning now: --num-minibatches
@@ -212,20 +209,31 @@ def test_sb3_takes_the_shared_names_and_warns_on_old_spellings(capsys):
     assert "values that fit: 1, 2, 4, 5, 10, 20, 25, 50" in capsys.readouterr().err
 
 
-def test_sb3_old_self_play_and_register_spellings_still_work_with_a_warning(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--n-steps", "256"], "--n-steps is gone: give --num-steps"),
+        (["--n-epochs", "2"], "--n-epochs is gone: give --update-epochs"),
+        (["--selfplay-every", "500"], "--selfplay-every is gone: put 'self' in --opponents and give --snapshot-every"),
+        (["--selfplay-max", "3"], "--selfplay-max is gone: give --snapshot-max"),
+        (["--checkpoint-id", "sequence_v0/ppo-test-v7", "--register"], "--checkpoint-id is gone: give --register ID"),
+        (["--checkpoint-id=sequence_v0/ppo-test-v7"], "--checkpoint-id is gone: give --register ID"),
+        (["--opponents", "snapshot"], "the opponent kind 'snapshot' in --opponents is gone: use 'self'"),
+    ],
+)
+def test_sb3_old_spellings_are_refused_naming_the_new_one(argv, expected, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        sb3.parse_args(argv)
+    assert exit_.value.code == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_sb3_self_play_and_register_under_their_one_spelling(tmp_path, monkeypatch):
     monkeypatch.setenv("TABLETOP_CHECKPOINTS", str(tmp_path))
-    with pytest.warns(FutureWarning, match="--selfplay-(every|max) is deprecated"):
-        args = sb3.parse_args(["--selfplay-every", "500", "--selfplay-max", "3"])
+    args = sb3.parse_args(["--opponents", "random-v0", "self", "--snapshot-every", "500", "--snapshot-max", "3"])
     assert args.opponents == ["random-v0", "self"] and (args.snapshot_every, args.snapshot_max) == (500, 3)
-    with pytest.warns(FutureWarning, match="--selfplay-every is deprecated"):
-        assert sb3.parse_args(["--selfplay-every", "0"]).opponents == ["random-v0"]  # 0 was "off"
-    with pytest.warns(FutureWarning, match="--checkpoint-id ID --register is deprecated"):
-        args = sb3.parse_args(["--checkpoint-id", "sequence_v0/ppo-test-v7", "--register", "--no-progress"])
+    args = sb3.parse_args(["--register", "sequence_v0/ppo-test-v7", "--no-progress"])
     assert args.register == "sequence_v0/ppo-test-v7" and args.progress is False
-    with pytest.warns(FutureWarning, match="ignored without --register"):
-        assert sb3.parse_args(["--checkpoint-id=sequence_v0/ppo-test-v7"]).register == ""
-    with pytest.warns(FutureWarning, match="the opponent kind 'snapshot' is deprecated"):
-        assert sb3.parse_args(["--opponents", "snapshot"]).opponents == ["self"]
 
 
 def test_sb3_stops_at_a_non_finite_loss_naming_the_step_and_saves_nothing(tmp_path, monkeypatch):
@@ -260,13 +268,21 @@ def test_sb3_at_the_smallest_minibatches_the_settings_accept_keeps_finite_losses
     assert (out / "policy.json").is_file()
 
 
-def test_the_old_module_name_runs_the_sb3_trainer_with_a_deprecation_note():
+def test_the_sb3_command_refuses_bad_input_in_one_line():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "training.train_ppo", "--game", "chess_v9"],
+    done = subprocess.run([sys.executable, "-m", "training.sb3", "--game", "chess_v9"],
                           capture_output=True, text=True, timeout=300, check=False,
                           cwd=pathlib.Path(__file__).resolve().parents[1])
     assert done.returncode == 2
-    assert "FutureWarning: training.train_ppo is deprecated" in done.stderr and "use training.sb3" in done.stderr
     assert "python -m training.sb3: error: --game 'chess_v9' is not a game" in done.stderr
+
+
+@pytest.mark.parametrize("old", ["training.train_ppo", "training.evaluate", "training.selfplay", "training.convert_sb3",
+                                 "training.rllib_train", "training.rllib_env"])
+def test_the_old_module_names_are_gone(old):
+    """One name for each command and module (the trainers' packages): no module stays behind under an old name."""
+    import importlib.util
+
+    assert importlib.util.find_spec(old) is None

@@ -142,14 +142,13 @@ def to_markdown(report: dict[str, Any]) -> str:
         "",
         "One row per game and config family (`Game.config_families`). The declared columns are the "
         "facts each `Game` declares (`turn_structure`, `chance`, `hidden_information`, `reward_structure`, "
-        "`zero_sum`, `num_players`, `num_teams`, the observation and action sizes); `tests/test_properties.py` "
-        "holds them to the code. The measured columns come from seeded games: "
+        "`zero_sum`, `num_players`, `num_teams`, the observation and action sizes). The measured columns come from seeded games: "
         f"{settings['random_games']} per row with every seat `random-v0` and {settings['heuristic_games']} "
         f"with every seat `heuristic-v1` (deal seeds from {settings['seed']}), played at each environment's "
         "default cycle cap. Length is actions per game; branching is the mean number of legal actions over "
         "all decisions; truncated counts the games the cap cut, whose length is then the cap's, not a "
         "typical one (random Dojo players almost never reach the Final Exam). "
-        "Regenerate with `python -m tools.properties`.",
+        "`python -m tools.properties` makes this page again.",
         "",
         "## Declared",
         "",

@@ -6,7 +6,6 @@ import argparse
 import dataclasses
 import inspect
 import typing
-import warnings
 from typing import Any
 
 
@@ -41,27 +40,12 @@ def _own_field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-class DeprecatedAlias(argparse.Action):
-    """An old spelling of a flag: stores into the new one's field and warns that it is deprecated."""
-
-    def __init__(self, *args: Any, new_flag: str, **kwargs: Any) -> None:
-        self.new_flag = new_flag
-        super().__init__(*args, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        warnings.warn(f"{option_string} is deprecated and will be removed; use {self.new_flag}", FutureWarning,
-                      stacklevel=2)
-        setattr(namespace, self.dest, values)
-
-
 def dataclass_parser(cls: type, helps: dict[str, str] | None = None, *, list_nargs: str = "+",
-                     aliases: dict[str, str] | None = None, **parser_kwargs: Any) -> argparse.ArgumentParser:
+                     **parser_kwargs: Any) -> argparse.ArgumentParser:
     """A parser with one option per field of ``cls``; its help is ``helps[field]`` (by default the
     field's docstring) and the default.
 
     Booleans become ``--x/--no-x``, lists take ``list_nargs`` values of their annotated element type;
-    ``aliases`` maps old field names to new ones (``--old-name`` then sets the new field and warns);
     parse with ``cls(**vars(parser.parse_args(argv)))``.
     """
     helps = field_docs(cls) if helps is None else helps
@@ -79,10 +63,4 @@ def dataclass_parser(cls: type, helps: dict[str, str] | None = None, *, list_nar
             parser.add_argument(flag, nargs=list_nargs, type=kind, default=default, help=text)
         else:
             parser.add_argument(flag, type=type(default), default=default, help=text)
-    for old, new in (aliases or {}).items():
-        target = next(a for a in parser._actions if a.dest == new)
-        flag = "--" + new.replace("_", "-")
-        parser.add_argument("--" + old.replace("_", "-"), dest=new, type=target.type, nargs=target.nargs,
-                            action=DeprecatedAlias, new_flag=flag, default=argparse.SUPPRESS,
-                            help=f"deprecated spelling of {flag}")
     return parser

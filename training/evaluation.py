@@ -4,7 +4,7 @@ after training, and ``python -m training.ppo --evaluate``.
 (The other kind, agents against each other in a seat-rotated round robin with Elo ratings, is the
 league: :mod:`training.league`.)
 
-``training.ppo``, ``training.sb3`` and ``training.rllib_train`` all hand
+``training.ppo``, ``training.sb3`` and ``training.rllib`` all hand
 :func:`evaluate_module` a policy network (a module mapping observations to logits, as
 :func:`agents.policy_io.load_policy` returns) and get the same counts back:
 

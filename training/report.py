@@ -1,13 +1,12 @@
 """One report and one curve for every trainer (``training.ppo``, ``training.sb3``,
-``training.rllib_train``).
+``training.rllib``).
 
 **The report** (``eval.json`` beside the policy) has one schema whichever trainer made it; build it
 with :func:`make_report`, check it with :func:`validate_report`:
 
 ``format``  ``"tabletop-rl/eval-report"``; ``version`` 1
 ``provenance``  from :func:`envs.provenance.provenance`
-``trainer``  ``"training.ppo"``, ``"training.sb3"`` or ``"training.rllib_train"``; ``args`` its arguments
-(older reports may say ``"training.train_ppo"``)
+``trainer``  ``"training.ppo"``, ``"training.sb3"`` or ``"training.rllib"``; ``args`` its arguments
 ``game``, ``config``  what the policy plays; ``policy``  its folder
 ``samples``  learner decisions trained on; ``cpu_seconds``  CPU time of the training (None if not measured)
 ``evaluation``  ``seed``, ``games_per_opponent``, ``note`` (how games were dealt and counted)
@@ -31,7 +30,7 @@ from typing import Any
 
 FORMAT = "tabletop-rl/eval-report"
 VERSION = 1
-TRAINERS = ("training.ppo", "training.sb3", "training.rllib_train", "training.train_ppo")
+TRAINERS = ("training.ppo", "training.sb3", "training.rllib")
 #: the keys every report has, with their types
 REPORT_KEYS: dict[str, type | tuple[type, ...]] = {
     "format": str, "version": int, "provenance": dict, "trainer": str, "args": dict, "game": str, "config": dict,

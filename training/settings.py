@@ -1,7 +1,7 @@
 """The settings every trainer shares, declared once: the PPO hyperparameters, self-play, seeding, the device.
 
 ``training.ppo`` (the project's own PPO), ``training.sb3`` (Stable-Baselines3's MaskablePPO) and
-``training.rllib_train`` (Ray RLlib's PPO) build their ``Args`` on :class:`Settings`: a setting that
+``training.rllib`` (Ray RLlib's PPO) build their ``Args`` on :class:`Settings`: a setting that
 means the same in all three is declared here once, with one default and one docstring (the
 ``--help`` text, as in CleanRL). A trainer that needs another default redeclares the field with a
 one-line reason in its docstring.
@@ -12,7 +12,7 @@ What else lives here, so that no trainer has its own copy:
   an empty batch or a silent no-op is refused with a :class:`SettingsError` naming the values that
   fit (minibatches must split the rollout evenly, two decisions or more each);
 * :func:`parse_settings` — the command line from the dataclass, with the removed flags refused
-  before parsing and old spellings forwarded with a ``FutureWarning``;
+  before parsing, each with a line naming what to give instead;
 * one spelling of self-play: the opponent kind ``"self"`` (a frozen earlier copy of the learner) with
   ``--snapshot-every`` and ``--snapshot-max``;
 * :func:`seed_everything`, :func:`resolve_device`, and :func:`check_finite`, which stops a run at a
@@ -26,7 +26,6 @@ import json
 import math
 import random
 import sys
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
@@ -36,8 +35,8 @@ import numpy as np
 SELF = "self"
 """The opponent kind of a frozen earlier copy of the learner (self-play)."""
 
-OLD_OPPONENT_KINDS = {"snapshot": SELF}
-"""Old spellings of opponent kinds, still accepted with a ``FutureWarning``."""
+REMOVED_KINDS = {"snapshot": f"use {SELF!r}"}
+"""Opponent kinds that are gone: kind -> what to give instead (refused by :func:`check_settings`)."""
 
 DEVICES = ("cpu", "cuda", "auto")
 """Where the network is updated: ``auto`` is ``cuda`` when torch sees a CUDA device, else ``cpu``."""
@@ -212,6 +211,8 @@ def check_settings(args: Settings) -> None:
     if not args.opponents:
         raise SettingsError(f"--opponents needs at least one kind: {SELF!r} or one of {kinds}")
     for kind in args.opponents:
+        if kind in REMOVED_KINDS and not is_policy_path(kind):
+            raise SettingsError(f"the opponent kind {kind!r} in --opponents is gone: {REMOVED_KINDS[kind]}")
         if kind != SELF and kind not in kinds and not is_policy_path(kind):
             raise SettingsError(f"unknown agent kind {kind!r} in --opponents for {args.game}; use {SELF!r}, one of "
                                 f"{kinds} or the path of a policy folder")
@@ -321,23 +322,6 @@ def _listed(values: Sequence[int], most: int = 24) -> str:
 S = TypeVar("S", bound=Settings)
 
 
-class OldSelfPlayEvery(argparse.Action):
-    """The old ``--selfplay-every N``: now ``'self'`` among ``--opponents`` with ``--snapshot-every N``."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        warnings.warn(f"{option_string} is deprecated and will be removed; put 'self' in --opponents and "
-                      "give --snapshot-every", FutureWarning, stacklevel=2)
-        namespace.snapshot_every = values
-        namespace.old_selfplay = values > 0
-
-
-def add_old_selfplay_every(parser: argparse.ArgumentParser, flag: str = "--selfplay-every") -> None:
-    """Accept the old ``flag`` (self-play on with a snapshot every N steps, 0: off) with a warning."""
-    parser.add_argument(flag, dest="snapshot_every", type=int, action=OldSelfPlayEvery, default=argparse.SUPPRESS,
-                        help="deprecated: put 'self' in --opponents and give --snapshot-every")
-
-
 def refuse_removed(argv: Iterable[str], removed: Mapping[str, str]) -> None:
     """Raise :class:`SettingsError` for the first flag of ``argv`` that is in ``removed`` (flag -> what to
     give instead); a removed flag with another meaning now is refused rather than guessed at."""
@@ -348,7 +332,7 @@ def refuse_removed(argv: Iterable[str], removed: Mapping[str, str]) -> None:
 
 
 def given_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[str]:
-    """The fields that ``argv`` sets explicitly (an old spelling counts for the field it sets)."""
+    """The fields that ``argv`` sets explicitly."""
     words = {a.split("=", 1)[0] for a in argv if a.startswith("--")}
     return {a.dest for a in parser._actions if words & set(a.option_strings)}
 
@@ -357,21 +341,14 @@ def parse_settings(parser: argparse.ArgumentParser, cls: type[S], argv: Sequence
                    removed: Mapping[str, str] | None = None, check: bool = True) -> tuple[S, set[str]]:
     """Parse ``argv`` (default: the command line) into ``cls`` and return it with the fields given.
 
-    The ``removed`` flags are refused before parsing; old opponent kinds and the old self-play flag are
-    forwarded with a ``FutureWarning``; with ``check`` the settings are validated
+    The ``removed`` flags are refused before parsing; with ``check`` the settings are validated
     (:func:`check_settings`). Every refusal is a usage error of ``parser`` (exit status 2)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         refuse_removed(argv, removed or {})
     except SettingsError as exc:
         parser.error(str(exc))
-    ns = parser.parse_args(argv)
-    values = vars(ns)
-    old_selfplay = values.pop("old_selfplay", False)
-    values["opponents"] = normalise_kinds(values["opponents"])
-    if old_selfplay and SELF not in values["opponents"]:
-        values["opponents"].append(SELF)
-    args = cls(**values)
+    args = cls(**vars(parser.parse_args(argv)))
     if check:
         settle(parser, args)
     return args, given_flags(parser, argv)
@@ -383,19 +360,6 @@ def settle(parser: argparse.ArgumentParser, args: Settings) -> None:
         check_settings(args)
     except SettingsError as exc:
         parser.error(str(exc))
-
-
-def normalise_kinds(kinds: Iterable[str]) -> list[str]:
-    """``kinds`` with old spellings (:data:`OLD_OPPONENT_KINDS`) replaced, each with a ``FutureWarning``."""
-    out = []
-    for kind in kinds:
-        if kind in OLD_OPPONENT_KINDS:
-            new = OLD_OPPONENT_KINDS[kind]
-            warnings.warn(f"the opponent kind {kind!r} is deprecated and will be removed; use {new!r}", FutureWarning,
-                          stacklevel=3)
-            kind = new
-        out.append(kind)
-    return out
 
 
 # ----------------------------------------------------------------------------------------------

@@ -20,6 +20,70 @@ const $ = (id) => document.getElementById(id);
 
 function say(text) { $("message").textContent = text || ""; }
 
+// The Rules panel: the words of the game being played (before a game, of the game chosen in the form),
+// as the glossary of the game's rules gives them; a word is looked up by the server, which forgives case
+// and plurals.
+let termsGame = null;
+let termsTitle = "";
+let termNames = [];
+
+async function showTerms(game) {
+  if (!game || game === termsGame) return;
+  termsGame = game;
+  const { ok, data } = await api("GET", "/api/terms/" + encodeURIComponent(game));
+  if (termsGame !== game) return;  // another game was chosen meanwhile
+  $("terms").innerHTML = "";
+  $("term-answer").innerHTML = "";
+  if (!ok) { $("term-answer").textContent = data.error; return; }
+  termsTitle = data.title;
+  termNames = data.terms.map((t) => t.name);
+  $("rules-title").textContent = data.title;
+  $("rules-link").hidden = !data.rules;
+  if (data.rules) $("rules-link").href = data.rules;
+  $("term").placeholder = termNames.length ? "e.g. " + termNames[0] : "";
+  if (!termNames.length) {
+    $("term-answer").textContent = "The rules of " + data.title + " give no list of words.";
+    return;
+  }
+  for (const term of data.terms) {
+    const dt = document.createElement("dt");
+    dt.textContent = term.name + (term.names.length > 1 ? " (also: " + term.names.slice(1).join(", ") + ")" : "");
+    dt.dataset.term = term.name;
+    const dd = document.createElement("dd");
+    dd.textContent = term.text;
+    $("terms").append(dt, dd);
+  }
+  document.body.dataset.terms = game;
+}
+
+async function lookUp(event) {
+  event.preventDefault();
+  const word = $("term").value.trim();
+  const game = termsGame;
+  if (!word || !game) return;
+  const { ok, data } = await api("GET", "/api/terms/" + encodeURIComponent(game) + "?q=" + encodeURIComponent(word));
+  if (game !== termsGame) return;
+  const answer = $("term-answer");
+  answer.innerHTML = "";
+  for (const dt of $("terms").querySelectorAll("dt")) dt.classList.remove("found");
+  if (!ok) { answer.textContent = data.error; return; }
+  if (!data.found.length) {
+    answer.textContent = "'" + word + "' is not a word of the rules of " + termsTitle + ". Its words: " +
+      termNames.join(", ") + ".";
+    return;
+  }
+  for (const term of data.found) {
+    const p = document.createElement("p");
+    const b = document.createElement("b");
+    b.textContent = term.name + ": ";
+    p.append(b, term.text);
+    answer.appendChild(p);
+    for (const dt of $("terms").querySelectorAll("dt")) {
+      if (dt.dataset.term === term.name) dt.classList.add("found");
+    }
+  }
+}
+
 // Every answer as {ok, status, data}; an answer that is not JSON, or none at all, becomes
 // data.error saying what happened (never a parse error in the console).
 async function api(method, url, body) {
@@ -43,6 +107,7 @@ async function api(method, url, body) {
 
 function fillSetup() {
   const game = catalogue.find((g) => g.name === $("game").value);
+  if (!state || state.over) showTerms(game.name);  // a game in play keeps its own words in the panel
   $("config").innerHTML = "";
   for (const name of Object.keys(game.configs)) $("config").add(new Option(name, name));
   fillSeats();
@@ -91,6 +156,7 @@ async function init() {
   $("hint").onclick = hint;
   $("skip").onclick = skip;
   $("opponent").onchange = () => say("");
+  $("term-form").onsubmit = lookUp;
   fillSetup();
   await resume();
   document.body.dataset.ready = "1";
@@ -212,6 +278,7 @@ async function start() {
 
 function show(data) {
   state = data;
+  showTerms(data.game);
   document.body.dataset.game = data.game;
   document.body.dataset.sid = data.id;
   document.body.dataset.moves = String(data.num_moves);

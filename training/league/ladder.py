@@ -42,7 +42,7 @@ GAMES = 100
 #: Games per pairing of an agent that searches at play time (against heuristic-v1 only).
 SEARCH_GAMES = 32
 #: Games per pairing of OpenSpiel's IS-MCTS (a whole game of the Dojo takes it minutes).
-SLOW_GAMES = 8
+SLOW_GAMES = 4
 #: The first deal seed of the ladder's games (apart from the seeds training and evaluation use).
 SEED = 30_000_000
 #: The anchors' short ids: they play each other, and every other agent plays them.

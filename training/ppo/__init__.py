@@ -53,7 +53,7 @@ happens in one place (``main``), the loop collects a rollout then updates.
   execution).
 * **Evaluation.** Every ``eval_every`` steps the greedy policy (most likely legal action) plays
   ``eval_games`` seeded games against each of ``eval_opponents``, seats rotated; a win is first
-  place for the learner's team (ties shared first place count, as in ``training.evaluate``).
+  place for the learner's team (ties shared first place count, as in ``training.league``).
 
 The package reads in this order: ``args`` (the options), ``algo`` (rollout, GAE, PPO loss),
 ``cloning`` (kickstarting), ``critic`` (the state critic), ``run_state`` (checkpoints and resume) and

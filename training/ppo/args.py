@@ -40,7 +40,7 @@ class Args(Registers, StepSettings):
     num_minibatches: int = 8
     """minibatches per pass over a rollout; they split it evenly (8 of 256 decisions from the default rollout)"""
     total_timesteps: int = 2_000_000
-    """learner decisions to train on (behaviour cloning steps included; old spelling --total-steps)"""
+    """learner decisions to train on (behaviour cloning steps included)"""
     num_envs: int = 64
     """games stepped together (the learner's batch per forward); many, as this trainer batches its tables"""
     num_steps: int = 32
@@ -172,18 +172,18 @@ RESUME_CHANGEABLE = frozenset(
 )
 
 
-#: Old flag spellings, still accepted with a warning: old field name -> the shared (CleanRL) name.
-ALIASES = {"total_steps": "total_timesteps"}
-
 #: Flags that are gone, refused before parsing: flag -> what to give instead.
-REMOVED = {"--minibatch-size": "give --num-minibatches (minibatch = num_envs * num_steps / num_minibatches)"}
+REMOVED = {
+    "--minibatch-size": "give --num-minibatches (minibatch = num_envs * num_steps / num_minibatches)",
+    "--total-steps": "give --total-timesteps",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
     from training import ppo
 
     return dataclass_parser(Args, prog="python -m training.ppo", description=ppo.__doc__.split("\n\n")[0],
-                            list_nargs="*", aliases=ALIASES)
+                            list_nargs="*")
 
 
 def parse_args(argv: list[str] | None = None) -> Args:

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from agents.architectures import build_architecture
+from agents.policy_io import CheckpointError
 from envs.provenance import provenance
 from training.ppo.cloning import ReplayBuffer
 
@@ -67,12 +68,12 @@ class TrainerState:
         """The state a ``state.json`` holds; a clear refusal if it is not a training.ppo checkpoint or
         lacks a field this trainer needs."""
         if saved.get("format") != FORMAT:
-            raise SystemExit(f"{where} is not a training.ppo checkpoint (format {saved.get('format')!r}, expected "
+            raise CheckpointError(f"{where} is not a training.ppo checkpoint (format {saved.get('format')!r}, expected "
                              f"{FORMAT!r}); it cannot be resumed")
         names = [f.name for f in dataclasses.fields(cls)]
         missing = [n for n in names if n not in saved and n not in cls.OPTIONAL]
         if missing:
-            raise SystemExit(f"{where} was written by a training.ppo too old to resume from: it lacks {missing}; "
+            raise CheckpointError(f"{where} was written by a training.ppo too old to resume from: it lacks {missing}; "
                              "start a new run, or --init-policy from its policy")
         return cls(**{n: saved[n] for n in names if n in saved})
 
@@ -113,9 +114,35 @@ def recover_checkpoint(run_dir: pathlib.Path) -> pathlib.Path:
 
 
 def read_json(path: pathlib.Path) -> dict[str, Any]:
+    """A run's JSON file, or a :class:`~agents.policy_io.CheckpointError` naming it."""
     if not path.is_file():
-        raise SystemExit(f"{path} does not exist: is this a run folder with a checkpoint?")
-    return json.loads(path.read_text())
+        raise CheckpointError(f"{path} does not exist: is this a run folder with a checkpoint?")
+    try:
+        data = json.loads(path.read_text())
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise CheckpointError(f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path} must hold a JSON object")
+    return data
+
+
+def load_tensors(path: pathlib.Path) -> dict[str, torch.Tensor]:
+    """A run's safetensors file, or a :class:`~agents.policy_io.CheckpointError` naming it."""
+    from safetensors.torch import load_file
+
+    try:
+        return load_file(str(path))
+    except FileNotFoundError:
+        raise CheckpointError(f"{path} does not exist: the run's checkpoint is incomplete") from None
+    except Exception as exc:  # safetensors raises its own error type for a damaged file
+        raise CheckpointError(f"{path} is not a valid safetensors file: {exc}") from None
+
+
+def _load_into(module: torch.nn.Module, path: pathlib.Path) -> None:
+    try:
+        module.load_state_dict(load_tensors(path))
+    except RuntimeError as exc:  # shapes or names that do not fit the run's network
+        raise CheckpointError(f"{path} does not fit the run's network: {' '.join(str(exc).split())}") from None
 
 
 
@@ -205,21 +232,19 @@ def restore(trainer: Any, defaults: dict[str, Any], changeable: frozenset[str]) 
     weights, optimizer, snapshots, RNG states and the cloning buffer; returns its :class:`TrainerState`,
     which records which ``changeable`` settings differ from the run's (``defaults`` fills settings newer
     than its checkpoint)."""
-    from safetensors.torch import load_file
-
     args = trainer.args
     ckpt = recover_checkpoint(trainer.run_dir)
     state = read_json(ckpt / "state.json")
     restored = TrainerState.from_saved(state, ckpt / "state.json")
-    trainer.net.load_state_dict(load_file(str(ckpt / "model.safetensors")))
+    _load_into(trainer.net, ckpt / "model.safetensors")
     if trainer.critic is not None:
-        trainer.critic.load_state_dict(load_file(str(ckpt / "critic.safetensors")))
+        _load_into(trainer.critic, ckpt / "critic.safetensors")
     trainer.sync_actor()
-    opt_t = load_file(str(ckpt / "optimizer.safetensors")) if (ckpt / "optimizer.safetensors").exists() else {}
+    opt_t = load_tensors(ckpt / "optimizer.safetensors") if (ckpt / "optimizer.safetensors").exists() else {}
     trainer.optimizer.load_state_dict(unflatten_optimizer(opt_t, state["optimizer"]))
     for k in range(state["snapshots"]):
         snap = build_architecture(trainer.arch, **trainer.arch_kwargs).to(memory_format=trainer.memory_format)
-        snap.load_state_dict(load_file(str(ckpt / f"snapshot_{k}.safetensors")))
+        _load_into(snap, ckpt / f"snapshot_{k}.safetensors")
         trainer.snapshots.append(snap.eval())
     # A setting newer than the run's checkpoint was at its default there (as parse_args reads it).
     before, now = {**defaults, **migrate_saved_args(state["args"])}, dataclasses.asdict(args)
@@ -229,7 +254,7 @@ def restore(trainer: Any, defaults: dict[str, Any], changeable: frozenset[str]) 
     trainer.rng.setstate(_rng_from_json(state["python_rng"]))
     random.setstate(_rng_from_json(state["python_global_rng"]))
     np.random.set_state(_rng_from_json(state["numpy_rng"]))
-    torch.set_rng_state(load_file(str(ckpt / "rng.safetensors"))["torch"])
+    torch.set_rng_state(load_tensors(ckpt / "rng.safetensors")["torch"])
     if restored.step < args.bc_steps:  # still cloning, or cloning for longer than the run did
         if (ckpt / "bc_buffer.safetensors").exists():
             trainer.bc = ReplayBuffer.load(ckpt / "bc_buffer.safetensors", trainer.bc_capacity(), trainer.obs_shape,

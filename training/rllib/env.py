@@ -1,6 +1,6 @@
 """What RLlib needs around our games: a seat-roles adapter for its PettingZoo wrapper, and a masked module.
 
-Only :mod:`training.rllib_train` and the Ray workers it starts use this module. The adapter and the
+Only :mod:`training.rllib.trainer` and the Ray workers it starts use this module. The adapter and the
 policy mapping are plain Python; RLlib's wrapper (:func:`make_env`) and :class:`MaskedPolicyModule` need
 ``ray[rllib]`` (the ``rllib`` extra).
 
@@ -47,7 +47,7 @@ import agents
 from agents.registry import qualify
 import envs
 from agents.architectures import build_architecture
-from training.settings import SELF, normalise_kinds
+from training.settings import SELF
 
 LEARNER = "learner"
 """Module id of the trained policy, and role prefix of the learning team's seats."""
@@ -96,9 +96,8 @@ def observation_space(game: str, config: dict[str, Any]) -> spaces.Dict:
 
 
 def check_opponents(game: str, opponents: Sequence[str]) -> list[str]:
-    """The opponent kinds, validated: agent kinds of ``game`` (ids without the game prefix) or "self" (old
-    spelling "snapshot", with a ``FutureWarning``)."""
-    kinds = normalise_kinds(opponents)
+    """The opponent kinds, validated: agent kinds of ``game`` (ids without the game prefix) or "self"."""
+    kinds = list(opponents)
     if not kinds:
         raise ValueError(f"at least one opponent kind is needed (e.g. random-v0, heuristic-v1, {SELF})")
     known = [a.split("/", 1)[1] for a in agents.available(game)]
@@ -331,6 +330,6 @@ else:
 
     def __getattr__(name: str) -> Any:
         if name == "MaskedPolicyModule":
-            raise ImportError("training.rllib_env.MaskedPolicyModule needs ray[rllib]: pip install -e '.[rllib]'") \
+            raise ImportError("training.rllib.env.MaskedPolicyModule needs ray[rllib]: pip install -e '.[rllib]'") \
                 from _RAY_MISSING
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """Convert a MaskablePPO ``model.zip`` that you trained yourself into the safe policy format.
 
-    python -m training.convert_sb3 MODEL.zip OUT_FOLDER --game sequence_v0 [--config '{...}']
+    python -m training.sb3.convert MODEL.zip OUT_FOLDER --game sequence_v0 [--config '{...}']
 
 The library never loads Stable-Baselines3 zips: ``MaskablePPO.load`` unpickles objects stored in the
 zip, and unpickling runs whatever code the file's author put there. This tool reads only the parts of
@@ -201,7 +201,8 @@ def agreement(zip_path: pathlib.Path, out: pathlib.Path, game: str, config: dict
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m training.sb3.convert", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("zip", type=pathlib.Path, help="the MaskablePPO model.zip to convert (one you made yourself)")
     parser.add_argument("out", type=pathlib.Path,
                         help="folder to write policy.json + policy.safetensors into (must not hold a policy yet)")
@@ -236,4 +237,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from agents.errors import run_command
+
+    sys.exit(run_command(main, "python -m training.sb3.convert"))

@@ -1,29 +1,5 @@
-"""Train one policy for any game on Ray RLlib (PPO, new API stack), then export it as a safe policy file.
-
-    python -m training.rllib_train --game sequence_v0 --config '{"players_per_team": 2}' \\
-        --opponents random-v0 heuristic-v1 self --iterations 200 --out runs/seq-2x2-rllib
-
-For the day one machine is not enough: the same game on many cores or many machines. Without
-``--address`` a local Ray starts with as many env runners as this machine has cores; with
-``--address`` the run joins an existing Ray cluster (``ray start --head`` on one machine, ``ray start
---address=HEAD:6379`` on the others; see ``docs/rllib.md``).
-
-Reads top to bottom (CleanRL style): the options (every one in ``--help`` with its default; the
-settings all trainers share come from :mod:`training.settings`), seeding in one place, the RLlib
-config, the training loop, the export. The environment is our AEC game through RLlib's PettingZoo
-wrapper (``training/rllib_env.py``): one learning team per episode whose seats all share the module
-``"learner"``; rule-based opponents play inside the environment; the kind ``self`` puts frozen copies
-of the learner (refreshed every ``--snapshot-every`` iterations) in the other seats through the policy
-mapping. Action masks are applied by the module. A loss that turns NaN or infinite stops the run,
-naming the iteration's learner step and the loss, before anything is exported.
-
-The output folder gets ``policy.json`` + ``policy.safetensors`` (agents/policy_io.py's format: the
-policy network is the ``"mlp"`` architecture, loadable without Ray), ``args.json``, ``eval.json``
-(the shared evaluation, :mod:`training.evaluation`, of the exported policy against each rule-based
-opponent, in the one report schema of :mod:`training.report`) and the curve (``curve.csv``,
-``curve.png`` and TensorBoard scalars in ``tb/``). ``--register ID`` adds it to the checkpoint index so every
-tool loads it by id.
-"""
+"""The RLlib trainer: its ``Args``, RLlib config, loop and export (``python -m training.rllib``; see
+:mod:`training.rllib`)."""
 
 from __future__ import annotations
 
@@ -53,6 +29,8 @@ from training.settings import (
 )
 from training.evaluation import NOTE, evaluate_module
 from training.report import curve_row, log_scalars, tensorboard_writer, make_report, write_args, write_curve, write_report
+
+TRAINER = "training.rllib"
 
 #: First deal seed of the final evaluation (the periodic ones use the million below it).
 EVAL_SEED = 2 * 10**6
@@ -109,15 +87,20 @@ class Args(Registers, Settings):
         return "--train-batch"
 
 
-#: Old flag spellings, still accepted with a warning: old field name -> the shared (CleanRL) name.
-ALIASES = {"lr": "learning_rate", "epochs": "update_epochs", "entropy": "ent_coef", "snapshot_slots": "snapshot_max"}
-
 #: Flags that are gone, refused before parsing: flag -> what to give instead.
-REMOVED = {"--minibatch": "give --num-minibatches (minibatch size = train_batch / num_minibatches)"}
+REMOVED = {
+    "--minibatch": "give --num-minibatches (minibatch size = train_batch / num_minibatches)",
+    "--lr": "give --learning-rate",
+    "--epochs": "give --update-epochs",
+    "--entropy": "give --ent-coef",
+    "--snapshot-slots": "give --snapshot-max",
+}
 
 
 def build_parser():
-    return dataclass_parser(Args, prog="python -m training.rllib_train", description=__doc__, aliases=ALIASES)
+    from training import rllib
+
+    return dataclass_parser(Args, prog="python -m training.rllib", description=rllib.__doc__)
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
@@ -145,7 +128,7 @@ def build_config(args: Args, config: dict[str, Any], env_runners: int):
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
 
-    from training import rllib_env
+    from training.rllib import env as rllib_env
 
     register_env(rllib_env.ENV_NAME, rllib_env.make_env)
     env_kwargs = dict(config)
@@ -208,7 +191,7 @@ def start_ray(args: Args) -> int:
     """Connect to ``--address`` or start a local Ray; returns the number of env runners to use."""
     import ray
 
-    repo = str(pathlib.Path(__file__).resolve().parents[1])
+    repo = str(pathlib.Path(__file__).resolve().parents[2])  # the checkout holding training/rllib/
     if args.address:
         # Workers on other machines import this project from the uploaded checkout, or from their own
         # install (pip install ".[rllib]") with --no-ship-code; see docs/rllib.md.
@@ -255,7 +238,7 @@ def main(argv: list[str] | None = None) -> pathlib.Path:
     samples = curve[-1]["step"] if curve else 0
     if final:
         write_report(out, make_report(
-            trainer="training.rllib_train", args=dataclasses.asdict(args), game=args.game, config=config,
+            trainer=TRAINER, args=dataclasses.asdict(args), game=args.game, config=config,
             policy=str(out), samples=samples, cpu_seconds=None, seed=EVAL_SEED, games=args.eval_games,
             note=NOTE + "; cpu_seconds: not measured (Ray's workers run in other processes)",
             results=final, curve=curve,
@@ -273,7 +256,7 @@ def train(algo: Any, args: Args, config: dict[str, Any] | None = None, out: path
     (the shared evaluation); return the learning curve (one row per iteration, ``step`` the learner's
     decisions), logged to TensorBoard under ``out/tb`` with the same names."""
     from agents.progress import progress_bar
-    from training import rllib_env
+    from training.rllib import env as rllib_env
 
     curve: list[dict[str, Any]] = []
     slots = rllib_env.snapshot_module_ids(args.snapshot_max) if SELF in args.opponents else []
@@ -340,7 +323,7 @@ def export_policy(out: pathlib.Path, state: dict[str, Any], args: Args, config: 
         observation_shape=tuple(game.observation_shape),
         num_actions=game.num_actions,
         meta={
-            "trainer": "training.rllib_train (RLlib PPO, new API stack)",
+            "trainer": f"{TRAINER} (RLlib PPO, new API stack)",
             "ray_version": ray.__version__,
             "iterations": len(curve),
             "env_steps": curve[-1]["env_steps"] if curve else 0,
@@ -398,11 +381,3 @@ def register(args: Args, out: pathlib.Path) -> None:
         args.register, out, description=f"RLlib PPO vs {', '.join(args.opponents)}, {args.iterations} iterations"
     )
     print(f"registered {entry['id']} -> {entry['path']}")
-
-
-if __name__ == "__main__":
-    import sys
-
-    from agents.errors import run_command
-
-    sys.exit(run_command(main, "python -m training.rllib_train"))

@@ -1,22 +1,4 @@
-"""Train a MaskablePPO policy (Stable-Baselines3) for any game by self-play, then save it as a loadable policy.
-
-    python -m training.sb3 --game sequence_v0 --total-timesteps 200000
-    python -m training.sb3 --game sequence_v0 --total-timesteps 200000 --opponents random-v0 self --register sequence_v0/ppo-v2
-
-Reads top to bottom (CleanRL style): the ``Args`` dataclass documents every option (the settings all
-trainers share come from :mod:`training.settings`); seeding happens in one place; the learner plays one
-seat while opponents — random, heuristic or frozen copies of the learner itself (the kind ``self``) — move
-inside ``step()`` (see ``training/selfplay.py``). Every ``eval_every`` steps the policy is evaluated against
-fixed opponents on seeded games by the shared team-level evaluation (:mod:`training.evaluation`); the curve
-goes to ``curve.csv``, ``curve.png`` and ``tb/``, and the final evaluation to ``eval.json`` in the one report
-schema (:mod:`training.report`). A loss that turns NaN or infinite stops the run, naming the step and the
-loss, before anything is saved. Everything goes into the run's own folder (``runs/sb3/<game>-<time>``
-unless ``--out`` says otherwise): the policy as ``policy.json`` + ``policy.safetensors`` (data only, see
-``agents/policy_io.py``), ``args.json``, ``eval.json`` and the curve, plus SB3's own ``sb3_model.zip`` for
-resuming training with Stable-Baselines3 (the library never loads it). With ``--register ID`` the policy is
-copied into the checkpoint folder under that id and listed in its ``index.json``, so ``agents.make(id)``
-loads it; an id that exists already is refused before training starts.
-"""
+"""The SB3 trainer: its ``Args`` and ``main`` (``python -m training.sb3``; see :mod:`training.sb3`)."""
 
 from __future__ import annotations
 
@@ -25,9 +7,7 @@ import json
 import math
 import pathlib
 import random
-import sys
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,15 +20,14 @@ from agents.checkpoint import CheckpointError, PolicyAgent, checkpoint_dir, regi
 from agents.policy_io import save_policy
 from envs.provenance import provenance
 from training.cli import dataclass_parser
-from training.convert_sb3 import actor_of
 from training.evaluation import NOTE, evaluate_module
 from training.report import curve_row, log_scalars, make_report, tensorboard_writer, write_args, write_curve, write_report
-from training.selfplay import SelfPlayEnv
+from training.sb3.convert import actor_of
+from training.sb3.selfplay import SelfPlayEnv
 from training.settings import (
     SELF,
     Registers,
     StepSettings,
-    add_old_selfplay_every,
     check_finite,
     library_kwargs,
     minibatch_size,
@@ -60,11 +39,15 @@ from training.settings import (
 TRAINER = "training.sb3"
 RUNS_DIR = pathlib.Path("runs") / "sb3"
 
-#: Old flag spellings, still accepted with a warning: old field name -> the shared (CleanRL) name.
-ALIASES = {"n_steps": "num_steps", "n_epochs": "update_epochs", "selfplay_max": "snapshot_max"}
-
 #: Flags that are gone, refused before parsing: flag -> what to give instead.
-REMOVED = {"--batch-size": "give --num-minibatches (SB3's batch_size is num_envs * num_steps / num_minibatches)"}
+REMOVED = {
+    "--batch-size": "give --num-minibatches (SB3's batch_size is num_envs * num_steps / num_minibatches)",
+    "--n-steps": "give --num-steps",
+    "--n-epochs": "give --update-epochs",
+    "--selfplay-every": "put 'self' in --opponents and give --snapshot-every",
+    "--selfplay-max": "give --snapshot-max",
+    "--checkpoint-id": "give --register ID to add the policy to the checkpoint index under ID",
+}
 
 #: SB3's losses that must stay finite (what its ``train()`` logs).
 LOSSES = ("train/loss", "train/policy_gradient_loss", "train/value_loss", "train/entropy_loss")
@@ -84,35 +67,14 @@ class Args(Registers, StepSettings):
 
 
 def build_parser():
-    parser = dataclass_parser(Args, prog="python -m training.sb3", description=__doc__, list_nargs="*",
-                              aliases=ALIASES)
-    add_old_selfplay_every(parser)
-    return parser
+    from training import sb3
+
+    return dataclass_parser(Args, prog="python -m training.sb3", description=sb3.__doc__, list_nargs="*")
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    argv = old_register(list(sys.argv[1:] if argv is None else argv))
     args, _given = parse_settings(build_parser(), Args, argv, removed=REMOVED)
     return args
-
-
-def old_register(argv: list[str]) -> list[str]:
-    """The old ``--checkpoint-id ID --register`` as ``--register ID``, with a ``FutureWarning``; the old
-    ``--checkpoint-id`` alone (it only labelled the run) is dropped with one."""
-    ids = [(i, a) for i, a in enumerate(argv) if a.split("=", 1)[0] == "--checkpoint-id"]
-    if not ids:
-        return argv
-    i, word = ids[-1]
-    checkpoint_id = word.split("=", 1)[1] if "=" in word else (argv[i + 1] if i + 1 < len(argv) else "")
-    rest = [a for j, a in enumerate(argv) if j != i and not (j == i + 1 and "=" not in word)]
-    bare = [j for j, a in enumerate(rest) if a == "--register" and (j + 1 == len(rest) or rest[j + 1].startswith("-"))]
-    if bare:
-        warnings.warn("--checkpoint-id ID --register is deprecated and will be removed; use --register ID",
-                      FutureWarning, stacklevel=3)
-        return rest[: bare[0]] + ["--register", checkpoint_id] + rest[bare[0] + 1:]
-    warnings.warn("--checkpoint-id is deprecated and will be removed; it is ignored without --register "
-                  "(use --register ID to add the policy to the checkpoint index)", FutureWarning, stacklevel=3)
-    return rest
 
 
 def evaluate_policy(actor, args: Args, config: dict[str, Any], games: int, seed: int) -> dict[str, Any]:
@@ -267,11 +229,3 @@ def describe_run(args: Args) -> str:
         + (f" + self-play snapshots every {args.snapshot_every} steps" if SELF in args.opponents else "")
         + f", {args.total_timesteps} steps"
     )
-
-
-if __name__ == "__main__":
-    import sys
-
-    from agents.errors import run_command
-
-    sys.exit(run_command(main, "python -m training.sb3"))

@@ -10,7 +10,7 @@ controls exactly one seat. The learner's seat changes every episode (drawn from 
 a policy learns every seat of the table.
 
 >>> import agents
->>> from training.selfplay import SelfPlayEnv
+>>> from training.sb3.selfplay import SelfPlayEnv
 >>> env = SelfPlayEnv("sequence_v0", {}, opponent_pool=[lambda: agents.make("sequence_v0/random-v0")])
 >>> obs, info = env.reset(seed=0)              # info: {"seat": "player_1", "episode_seed": ...}
 >>> mask = env.action_masks()                  # legal actions of the learner (bool array)
