@@ -190,7 +190,6 @@ register(
     ExperiencedAgent,
     "our loose reading of the original's Experienced profile (not the original: see experienced-v2): "
     "one-ply lookahead over a damage/weapons/mobility/distance evaluation, two-ply for Plane Shift",
-    superseded_by="pans_trial_v0/experienced-v2",
 )
 
 

@@ -171,17 +171,24 @@ def random_play(game: str, properties: Path = PROPERTIES) -> dict | None:
     return None
 
 
-def write_facts_pages(out: Path = DOCS / "_generated") -> None:
-    """Write ``_generated/facts_<game>.md``: each game's facts table, read from the environment
-    (:func:`envs.facts.facts`), the same rows in the same order for every game."""
-    from envs.facts import facts_markdown
-
+def write_generated(name: str, make, out: Path = DOCS / "_generated") -> None:
+    """Write ``_generated/<name>_<game>.<ext>`` (``name`` holds the extension: ``"facts.md"``) as
+    ``make(game)`` gives it, for every game; a file is rewritten only when it changes."""
+    stem, ext = name.split(".")
     out.mkdir(exist_ok=True)
     for game in GAMES:
-        target = out / f"facts_{game}.md"
-        new = facts_markdown(game, random_play(game))
+        target = out / f"{stem}_{game}.{ext}"
+        new = make(game)
         if not target.exists() or target.read_text(encoding="utf-8") != new:
             target.write_text(new, encoding="utf-8")
+
+
+def facts_page(game: str) -> str:
+    """A game's facts table, read from the environment (:func:`envs.facts.facts`), the same rows in the
+    same order for every game, with what random play does from the measured properties."""
+    from envs.facts import facts_markdown
+
+    return facts_markdown(game, random_play(game))
 
 
 def usage_section(game: str) -> str:
@@ -198,24 +205,9 @@ def usage_section(game: str) -> str:
     return "\n".join(lines[:end]).strip() + "\n"
 
 
-def write_usage_pages(out: Path = DOCS / "_generated") -> None:
-    """Write ``_generated/usage_<game>.rst`` (:func:`usage_section`) for every game."""
-    out.mkdir(exist_ok=True)
-    for game in GAMES:
-        target = out / f"usage_{game}.rst"
-        new = usage_section(game)
-        if not target.exists() or target.read_text(encoding="utf-8") != new:
-            target.write_text(new, encoding="utf-8")
-
-
 def write_ladder_pages(out: Path = DOCS / "_generated") -> None:
     """Write ``_generated/ladder_<game>.md`` (:func:`ladder_page`) for every game."""
-    out.mkdir(exist_ok=True)
-    for game in GAMES:
-        target = out / f"ladder_{game}.md"
-        new = ladder_page(game)
-        if not target.exists() or target.read_text(encoding="utf-8") != new:
-            target.write_text(new, encoding="utf-8")
+    write_generated("ladder.md", ladder_page, out)
 
 
 class DocstringSectionsAreNotLabels(SphinxTransform):
@@ -283,8 +275,8 @@ def _ancestors(node):
 
 
 def _generate(app) -> None:
-    write_facts_pages()
-    write_usage_pages()
+    write_generated("facts.md", facts_page)
+    write_generated("usage.rst", usage_section)
     write_ladder_pages()
 
 

@@ -293,7 +293,7 @@ def test_all_mode_covers_every_listed_game(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["--agents", "nosuch-v1", "random-v0"], "available"),
+        (["--agents", "nosuch-v1", "random-v0"], "give an agent id \\(heuristic-noisy-v1, heuristic-v1"),
         (["--agents", "random-v0"], "two different agents"),
         (["--lineup", "random-v0", "random-v0", "--config", "num_teams=3"], "3 teams"),
         (["--agents", "random-v0", "heuristic-v1", "--config", "num_teams=7"], "num_teams"),

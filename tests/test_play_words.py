@@ -188,3 +188,16 @@ def test_the_server_refuses_bad_values_in_words():
     for sent, said in ((None, "got nothing"), (True, "got a boolean"), ("stay", 'got "stay"')):
         status, body = _asgi(app, "POST", f"/api/sessions/{state['id']}/move", {"action": sent})
         assert status == 400 and body["error"] == f"a move is an action number; {said}"
+
+
+def test_the_wizard_arena_board_names_shared_places_in_words():
+    from envs.wizard_arena.game import place_words
+
+    ranks = [1.0, 3.0, 3.0, 3.0, 5.5, 5.5]
+    assert [place_words(r, ranks) for r in ranks] == ["1st", "shared 2nd", "shared 2nd", "shared 2nd",
+                                                     "shared 5th", "shared 5th"]
+    import envs
+
+    game = envs.make_game("wizard_arena_v0")
+    text = game.render_text(game.new_initial_state(0))
+    assert "shared 1st" in text and not re.search(r"rank \d", text)

@@ -421,7 +421,7 @@ def test_a_cloning_run_resumes_with_another_teacher_and_a_smaller_buffer(tmp_pat
     assert trainer.bc.size == 100 and torch.equal(trainer.bc.in_order()["teacher"][-64:], batch["teacher"])
     with pytest.raises(SystemExit):
         ppo.parse_args(["--resume", str(run), "--teacher", "search-v1"])  # Sequence ships no search-v1
-    assert "unknown agent kind 'search-v1'" in capsys.readouterr().err
+    assert "--teacher: no agent 'search-v1' for sequence_v0" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         ppo.parse_args(["--resume", str(run), "--teacher-targets", "improved"])
     assert "cannot be changed: ['teacher_targets']" in capsys.readouterr().err

@@ -609,12 +609,14 @@ class WizardArenaGame(Game):
         lines.append(f"round {state.round}, phase {state.phase}, "
                      + ("game over" if state.is_terminal() else f"player_{state.current_player()} to act"))
         lines.append("legend: A-P bots (lower case = follower), + gravestone, @ Gary, ^ mountain, # forest")
-        for row in self.scoreboard(state):
+        board = self.scoreboard(state)
+        for row in board:
             i = row["seat"]
             party = "-".join(chr(ord("A") + m) for m in row["party"]) or "solo"
             status = "alive" if row["alive"] else "dead"
             lines.append(
-                f"{chr(ord('A') + i)} player_{i}: rank {row['rank']:g} {status} score {row['score']} "
+                f"{chr(ord('A') + i)} player_{i}: {place_words(row['rank'], [r['rank'] for r in board])} {status} "
+                f"score {row['score']} "
                 f"strength {row['strength']:.1f} hp {row['hp']}/{row['max_hp']} party {party}"
             )
         return "\n".join(lines)
@@ -654,3 +656,11 @@ def _hue(h: float) -> tuple[float, float, float]:
     g = 2 - abs(h * 6 - 2)
     b = 2 - abs(h * 6 - 4)
     return tuple(min(1.0, max(0.0, v)) for v in (r, g, b))
+
+
+def place_words(rank: float, ranks: list[float]) -> str:
+    """A scoreboard place in words: ``"1st"``, or ``"shared 3rd"`` for bots that tie (they share the
+    mean of the places they span, which ``rank`` holds; the words name the first of those places)."""
+    place = 1 + sum(1 for r in ranks if r < rank)
+    suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
+    return ("shared " if ranks.count(rank) > 1 else "") + f"{place}{suffix}"

@@ -15,6 +15,8 @@ import numpy as np
 FREE, MOUNTAIN, FOREST = 0, 1, 2
 TERRAIN_CHARS = {FREE: ".", MOUNTAIN: "M", FOREST: "F"}
 CHAR_TERRAIN = {v: k for k, v in TERRAIN_CHARS.items()}
+#: The terrain values as bytes, translated to their characters (``ArenaMap.rows``).
+_TERRAIN_TEXT = bytes.maketrans(bytes(TERRAIN_CHARS), "".join(TERRAIN_CHARS.values()).encode("ascii"))
 
 #: The 8 compass steps (d_row, d_col) in action order, then "stay".
 DIRECTIONS = ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1))
@@ -108,16 +110,26 @@ def _step_arrays(size: int) -> tuple:
 def _cell_rows(size: int, cell: int, open_bits: int, shared: tuple[dict, ...]) -> tuple[tuple, ...]:
     """A cell's rows of the tables ``step``, ``squeeze``, ``neighbours`` and ``moves`` (see
     ``ArenaMap``), each the shared object of its value (``_SHARED_ROWS``), from which of its steps
-    are open (bit d of ``open_bits``: the step in direction d lands on the map on a passable cell).
-    A squeeze is an open diagonal step (odd d) whose two sides, the straight steps d - 1 and
-    d + 1, are both closed."""
+    are open (bit d of ``open_bits``: the step in direction d lands on the map on a passable cell)."""
     pairs = _step_arrays(size)[1][cell]
-    step = tuple(t if open_bits >> d & 1 else -1 for d, t in pairs)
-    squeeze = tuple(d & 1 == 1 and open_bits >> d & 1 == 1 and open_bits >> (d - 1) & 1 == 0
-                    and open_bits >> ((d + 1) & 7) & 1 == 0 for d in range(8))
-    moves = tuple(pair for pair in pairs if open_bits >> pair[0] & 1)
-    near = tuple(t for _, t in moves)
-    return tuple(table.setdefault(row, row) for table, row in zip(shared, (step, squeeze, near, moves)))
+    moves = tuple([pairs[d] for d in _OPEN_DIRECTIONS[open_bits]])
+    near = tuple([t for _, t in moves])
+    step = [-1] * 8
+    for d, t in moves:
+        step[d] = t
+    step, squeeze = tuple(step), _SQUEEZES[open_bits]
+    return (shared[0].setdefault(step, step), shared[1].setdefault(squeeze, squeeze),
+            shared[2].setdefault(near, near), shared[3].setdefault(moves, moves))
+
+
+#: By ``open_bits`` (see ``_cell_rows``): the open directions, in order.
+_OPEN_DIRECTIONS = tuple(tuple(d for d in range(8) if bits >> d & 1) for bits in range(256))
+#: By ``open_bits``: the squeeze row, a squeeze being an open diagonal step (odd d) whose two sides,
+#: the straight steps d - 1 and d + 1, are both closed.
+_SQUEEZES = tuple(
+    tuple(d & 1 == 1 and bits >> d & 1 == 1 and bits >> (d - 1) & 1 == 0 and bits >> ((d + 1) & 7) & 1 == 0
+          for d in range(8))
+    for bits in range(256))
 
 
 #: Per map size, one object for each distinct row of the maps' tables ``step``, ``squeeze``,
@@ -221,8 +233,8 @@ class ArenaMap:
         rows = self.cache.get("rows")
         if rows is None:
             s = self.size
-            rows = self.cache["rows"] = tuple(
-                "".join(TERRAIN_CHARS[t] for t in self.terrain[r * s:(r + 1) * s]) for r in range(s))
+            text = bytes(self.terrain).translate(_TERRAIN_TEXT).decode("ascii")
+            rows = self.cache["rows"] = tuple(text[r * s:(r + 1) * s] for r in range(s))
         return list(rows)
 
     @classmethod

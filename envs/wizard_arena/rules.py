@@ -11,6 +11,7 @@ Strength is kept in integer tenths (``10`` means 1.0) so that comparisons and ti
 from __future__ import annotations
 
 import random
+from itertools import filterfalse
 from typing import Any
 
 import numpy as np
@@ -284,21 +285,24 @@ class ArenaState(State):
     def _legal_mask(self) -> np.ndarray:
         phase = self._phase
         if phase == MOVE:
+            # Every step onto passable ground, less those onto a bot (but for the members of its own
+            # line it may step onto: ``_can_turn``).
             occ = self.occ
             a = self.actor
+            arena = self.map
             here = self.pos[a]
-            for t in self.map.neighbours[here]:
+            code = arena.open_bits[here]
+            for t in arena.neighbours[here]:
                 if occ[t] >= 0:
                     break
-            else:  # the usual case: no neighbour occupied, every step onto passable ground is legal
-                return _MOVE_MASKS[self.map.open_bits[here]]
+            else:  # the usual case: no neighbour occupied
+                return _MOVE_MASKS[code]
             lo = self.leader_of
-            code = 0
             line = self.parties.get(a)
-            for d, t in self.map.moves[here]:
+            for d, t in arena.moves[here]:
                 o = occ[t]
-                if o < 0 or (o != a and lo[o] == a and self._can_turn(line, t)):
-                    code |= 1 << d
+                if o >= 0 and not (o != a and lo[o] == a and self._can_turn(line, t)):
+                    code ^= 1 << d
             return _MOVE_MASKS[code]
         if phase == ALLY:
             return _ALLY_MASK
@@ -940,8 +944,7 @@ class ArenaState(State):
             state.pos[i] = cell
             state.occ[cell] = i
             if calm:
-                taken = {cell, *near[cell]}
-                calm = [c for c in calm if c not in taken]
+                calm = list(filterfalse({cell, *near[cell]}.__contains__, calm))
         cells = state.free_cells(avoid_crowd=False)
         state.gary = cells[rng.randrange(len(cells))]
         return state

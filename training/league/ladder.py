@@ -177,7 +177,11 @@ def make_ladder(table: Table, *, games: int = GAMES, search_games: int = SEARCH_
         "environment_version": environment_version(table.game),
         "config": table.config,
         "title": table_title(table.game, table.config),
-        "command": COMMAND.format(game=table.game),
+        "command": COMMAND.format(game=table.game) + "".join(
+            f" {flag} {value}" for flag, value, default in (("--ladder-games", games, GAMES),
+                                                            ("--search-games", search_games, SEARCH_GAMES),
+                                                            ("--slow-games", slow_games, SLOW_GAMES),
+                                                            ("--seed", seed, SEED)) if value != default),
         "design": {
             "anchors": [f"{table.game}/{a}" for a in ANCHORS],
             "reference": f"{table.game}/{REFERENCE}",

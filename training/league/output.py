@@ -374,17 +374,10 @@ def move_time_text(seconds: float) -> str:
 
 
 def ladder_interval_text(row: dict[str, Any]) -> str:
-    """A ladder row's 95% interval: ``"1480–1530"``, open ends as ``≥ 1420`` / ``≤ 1143``."""
-    low, high = row["elo_low"], row["elo_high"]
-    if low == high == row["elo"]:
+    """A ladder row's 95% interval (:func:`elo_interval_text`); the reference agent's is ``"reference"``."""
+    if row["elo_low"] == row["elo_high"] == row["elo"]:
         return "reference"
-    if low is None and high is None:
-        return "open"
-    if high is None:
-        return f"≥ {low:.0f}"
-    if low is None:
-        return f"≤ {high:.0f}"
-    return f"{low:.0f}–{high:.0f}"
+    return elo_interval_text([row["elo_low"], row["elo_high"]])
 
 
 def print_ladder(info: dict[str, Any], console=None) -> None:

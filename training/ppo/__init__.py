@@ -61,8 +61,7 @@ The package reads in this order: ``args`` (the options), ``algo`` (rollout, GAE,
 ``training.evaluation``'s.
 """
 
-import importlib
-from typing import Any
+from training.lazy import lazy_exports
 
 #: The public names, each from the module that holds it. They load on first use (PEP 562), so that
 #: importing one part (``training.evaluation`` imports ``training.ppo.algo``) does not load them all.
@@ -79,15 +78,4 @@ _EXPORTS = {
     "training.vector_env": ("Outcome", "Tables"),
     "training.report": ("write_curve",),
 }
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'training.ppo' has no attribute {name!r}")
-    return getattr(importlib.import_module(_WHERE[name]), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__, __all__ = lazy_exports("training.ppo", _EXPORTS)

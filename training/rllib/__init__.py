@@ -29,8 +29,7 @@ the command) and ``env`` (the seat-roles adapter RLlib steps and the masked modu
 (the ``rllib`` extra): the package imports, and the options are parsed and checked, without it.
 """
 
-import importlib
-from typing import Any
+from training.lazy import lazy_exports
 
 #: The public names, each from the module that holds it. They load on first use (PEP 562), so that the
 #: Ray workers that import ``training.rllib.env`` do not load the trainer.
@@ -40,15 +39,4 @@ _EXPORTS = {
                                "rule_based", "set_modules", "start_ray", "train"),
     "training.rllib.env": ("SeatRolesEnv",),
 }
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'training.rllib' has no attribute {name!r}")
-    return getattr(importlib.import_module(_WHERE[name]), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__, __all__ = lazy_exports("training.rllib", _EXPORTS)

@@ -23,8 +23,7 @@ The package reads in this order: ``trainer`` (the ``Args`` and the command), ``s
 trained yourself, into the safe policy format).
 """
 
-import importlib
-from typing import Any
+from training.lazy import lazy_exports
 
 #: The public names, each from the module that holds it. They load on first use (PEP 562), so that
 #: ``training.SelfPlayEnv`` does not load the trainer, nor Stable-Baselines3.
@@ -33,15 +32,4 @@ _EXPORTS = {
                              "parse_args"),
     "training.sb3.selfplay": ("SelfPlayEnv",),
 }
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'training.sb3' has no attribute {name!r}")
-    return getattr(importlib.import_module(_WHERE[name]), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__, __all__ = lazy_exports("training.sb3", _EXPORTS)
