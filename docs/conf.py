@@ -85,10 +85,9 @@ def _ms(seconds: float) -> str:
 
 
 def _interval(row: dict) -> str:
-    low, high = row["elo_low"], row["elo_high"]
-    if low == high == row["elo"]:
-        return "reference"
-    return f"{'…' if low is None else f'{low:.0f}'}–{'…' if high is None else f'{high:.0f}'}"
+    from training.league.output import ladder_interval_text
+
+    return ladder_interval_text(row)
 
 
 def _what(row: dict, checkpoint_ids: set[str]) -> str:

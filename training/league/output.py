@@ -374,8 +374,9 @@ def move_time_text(seconds: float) -> str:
 
 
 def ladder_interval_text(row: dict[str, Any]) -> str:
-    """A ladder row's 95% interval (:func:`elo_interval_text`); the reference agent's is ``"reference"``."""
-    if row["elo_low"] == row["elo_high"] == row["elo"]:
+    """A ladder row's 95% interval (:func:`elo_interval_text`); the reference agent's (``heuristic-v1``,
+    held at 1500) is ``"reference"``."""
+    if row["id"].endswith("/heuristic-v1"):
         return "reference"
     return elo_interval_text([row["elo_low"], row["elo_high"]])
 
