@@ -27,7 +27,7 @@ from training.league.tables import cannot_play, check_seat, game_tables, table_a
 #: runs print the same tables on any machine.
 QUICK_GAMES = FEW_GAMES
 #: Games of the ladder's top against heuristic-v1 in the quick league, where that agent searches.
-QUICK_TOP_GAMES = 4
+QUICK_TOP_GAMES = 12
 FULL_GAMES = 400  # per lineup: a 95% interval narrower than +-5 points
 #: Local worker processes when --workers is not given.
 LOCAL_WORKERS = min(2, os.cpu_count() or 1)
