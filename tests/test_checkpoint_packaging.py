@@ -31,7 +31,7 @@ def test_the_shipped_checkpoints_are_package_data_of_the_wheel():
 
 
 def test_the_licence_file_matches_pyproject():
-    assert PYPROJECT["project"]["license"] == {"text": "MIT"}
+    assert PYPROJECT["project"]["license"] == "MIT" and PYPROJECT["project"]["license-files"] == ["LICENSE"]
     assert (REPO / "LICENSE").read_text().startswith("MIT License")
 
 

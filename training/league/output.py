@@ -31,11 +31,11 @@ def ordinal(n: int) -> str:
 
 
 def side_header(num_teams: int) -> str:
-    """The by-side column's header, naming the sides in the order the cells list them:
-    ``"win % moving 1st 2nd"``, ``"win % moving 1st…6th"``."""
+    """The by-side column's header, naming the sides in the order the cells list them (the side that
+    moves first first): ``"win % 1st 2nd"``, ``"win % 1st…6th"``."""
     if num_teams <= 2:
-        return "win % moving " + " ".join(ordinal(k + 1) for k in range(num_teams))
-    return f"win % moving 1st…{ordinal(num_teams)}"
+        return "win % " + " ".join(ordinal(k + 1) for k in range(num_teams))
+    return f"win % 1st…{ordinal(num_teams)}"
 
 
 def print_report(report: dict[str, Any], console=None) -> None:
@@ -90,6 +90,9 @@ def print_report(report: dict[str, Any], console=None) -> None:
             notes.append(f"{lineup_label(lineup['teams'])}: wins by team side (team 0 moves first): {sides}")
     if several is not None:
         notes.insert(0, several_teams_note(*several, by_side))
+    if by_side:
+        notes.insert(0, f"{side_header(report['num_teams'])}: an agent's win rate from each side of the table, "
+                        "1st being the side that moves first.")
     print_whole(console, table)
     for note in notes:
         console.print(note)
