@@ -157,6 +157,14 @@ def load_ladder(path: str | os.PathLike[str], game_name: str | None = None) -> d
     return data
 
 
+def move_time_text(seconds: float) -> str:
+    """A ladder row's time a move for people: ``"0.7 ms"``, ``"130 ms"``, ``"2.1 s"``."""
+    if seconds >= 1:
+        return f"{seconds:.1f} s"
+    ms = 1000 * seconds
+    return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
+
+
 def ladder(game_name: str, config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The rated agents of ``game_name`` at ``config`` (default: the game's defaults), strongest first.
 

@@ -77,19 +77,6 @@ GAMES = {
 }
 
 
-def _ms(seconds: float) -> str:
-    """A move time for people (CPU time a decision)."""
-    if seconds >= 1:
-        return f"{seconds:.1f} s"
-    return "under 1 ms" if seconds < 0.001 else f"{1000 * seconds:.0f} ms" if seconds >= 0.01 else f"{1000 * seconds:.1f} ms"
-
-
-def _interval(row: dict) -> str:
-    from training.league.output import ladder_interval_text
-
-    return ladder_interval_text(row)
-
-
 def _what(row: dict, checkpoint_ids: set[str]) -> str:
     """What an agent is, in a few words, from its id and registry entry."""
     agent = row["id"].split("/", 1)[1]
@@ -103,10 +90,13 @@ def _what(row: dict, checkpoint_ids: set[str]) -> str:
 
 
 def _rows(rows: list[dict], checkpoint_ids: set[str], start: int = 1) -> list[str]:
+    from agents.ladder import move_time_text
+    from training.league.output import ladder_interval_text
+
     out = ["| # | agent | Elo | 95% interval | games | time a move | what it is |", "|--:|---|--:|--:|--:|--:|---|"]
     for n, row in enumerate(rows, start):
-        out.append(f"| {n} | `{row['id'].split('/', 1)[1]}` | {row['elo']:.0f} | {_interval(row)} | {row['games']} | "
-                   f"{_ms(row['seconds_per_move'])} | {_what(row, checkpoint_ids)} |")
+        out.append(f"| {n} | `{row['id'].split('/', 1)[1]}` | {row['elo']:.0f} | {ladder_interval_text(row)} | {row['games']} | "
+                   f"{move_time_text(row['seconds_per_move'])} | {_what(row, checkpoint_ids)} |")
     return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.ladder import ladder, ladder_configs, ladder_table
+from agents.ladder import ladder, ladder_configs, ladder_table, move_time_text
 from agents.registry import superseded_by
 from play.session import agents_for, resolve_config
 
@@ -45,11 +45,7 @@ def label(agent_id: str, row: dict[str, Any], full: bool = False) -> str:
     name = agent_id if full else agent_id.split("/", 1)[-1]
     if not row:
         return f"{name} (not on the ladder)"
-    seconds = row["seconds_per_move"]
-    quick = f"{1000 * seconds:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
-    if seconds < 0.001:
-        quick = "under 1 ms"
-    return f"{name} (Elo {row['elo']:.0f}, {quick} a move)"
+    return f"{name} (Elo {row['elo']:.0f}, {move_time_text(row['seconds_per_move'])} a move)"
 
 
 def listing(game_name: str, config: str | dict[str, Any] | None = None) -> str:

@@ -8,8 +8,6 @@ line or refusal holds an identifier of the code (a ``snake_case`` word), a Pytho
 
 from __future__ import annotations
 
-import asyncio
-import json
 import random
 import re
 
@@ -19,6 +17,7 @@ import envs
 from play.session import Session, SessionError, value_words
 from play.story import label, plain_words
 from play.views import picture
+from tests.test_play_front_ends import _asgi
 
 #: What a person should never read: a snake_case word that is not a seat, an agent id or a game id;
 #: Python's True/False/None; the opening of a list, dict or tuple repr of text; an object's repr.
@@ -147,26 +146,6 @@ def test_a_tie_in_wizard_arena_reads_as_a_shared_place():
     assert lines[0].startswith("C player_2: 1st, alive, score 3,")
     assert sum("shared 2nd" in line for line in lines) == 4 and lines[-1].startswith("E player_4: 6th, ")
     assert not any(re.search(r"rank \d+\.\d", line) for line in lines)
-
-
-def _asgi(app, method, path, body=None):
-    """One request to the ASGI app, in process: (status, JSON body)."""
-    payload = json.dumps(body).encode() if body is not None else b""
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
-             "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-             "headers": [(b"content-type", b"application/json"), (b"host", b"test")],
-             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}
-    sent, replies = [{"type": "http.request", "body": payload, "more_body": False}], []
-
-    async def receive():
-        return sent.pop(0) if sent else {"type": "http.disconnect"}
-
-    async def send(message):
-        replies.append(message)
-
-    asyncio.run(app(scope, receive, send))
-    status = next(m["status"] for m in replies if m["type"] == "http.response.start")
-    return status, json.loads(b"".join(m.get("body", b"") for m in replies if m["type"] == "http.response.body"))
 
 
 def test_the_server_refuses_bad_values_in_words():

@@ -7,6 +7,7 @@ import json
 import pathlib
 from typing import Any, Sequence
 
+from agents.ladder import move_time_text
 from envs.provenance import image_metadata
 
 
@@ -366,14 +367,6 @@ def _span(counts: Sequence[int]) -> str:
         return "0"
     lo, hi = min(counts), max(counts)
     return str(lo) if lo == hi else f"{lo}–{hi}"
-
-
-def move_time_text(seconds: float) -> str:
-    """A move time for people: ``"0.7 ms"``, ``"130 ms"``, ``"2.1 s"``."""
-    if seconds >= 1:
-        return f"{seconds:.1f} s"
-    ms = 1000 * seconds
-    return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
 
 
 def ladder_interval_text(row: dict[str, Any]) -> str:
