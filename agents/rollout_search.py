@@ -896,8 +896,8 @@ def _search_factory_with(settings: dict[str, Any], **defaults: Any) -> Callable[
 
 
 register("dojo_v0/search-v2", _search_factory_with(SHIPPED["dojo_v0"], value=dojo_fitted_value),
-         "search-v1's rollouts over heuristic-v1, their ends scored by a win probability fitted on heuristic games "
-         "(agents.rollout_search.dojo_fitted_value)", searches=True, superseded_by="dojo_v0/search-v3")
+         "search-v1's rollouts over heuristic-v1, their ends scored by a win probability fitted on heuristic-v1 "
+         "games", searches=True, superseded_by="dojo_v0/search-v3")
 
 #: ``dojo_v0/search-v3``: ``search-v2`` with four times the determinizations (24 a choice instead of 6):
 #: the noise of the Nebbia deck and the other hands averages out further, at about 0.15 s a choice.
@@ -912,8 +912,8 @@ register("dojo_v0/search-v3", _search_factory_with(DOJO_SEARCH_V3, value=dojo_fi
 WIZARD_ARENA_SEARCH_V2 = {**SHIPPED["wizard_arena_v0"], "turns": 4}
 
 register("wizard_arena_v0/search-v2", _search_factory_with(WIZARD_ARENA_SEARCH_V2, value=wizard_arena_fitted_value),
-         "rollouts over heuristic-v1 to the bot's fourth turn, their ends scored by ranking keys fitted on heuristic "
-         "games (agents.rollout_search.wizard_arena_fitted_value)", searches=True,
+         "rollouts over heuristic-v1 to the bot's fourth turn, their ends scored by a ranking estimate fitted on "
+         "heuristic-v1 games", searches=True,
          superseded_by="wizard_arena_v0/search-v3")
 
 #: ``wizard_arena_v0/search-v3``: ``search-v2`` with policy switching: every candidate is rolled out with the bot

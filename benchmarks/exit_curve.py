@@ -3,7 +3,7 @@
     python -m benchmarks.exit_curve --opponent heuristic-v1 \\
         --point "start,0,runs/ppo-evaluate/pans_trial_v0/ppo-v3/eval-400-seed1000000-heuristic-v1.json" \\
         --point "lr 3e-4,4096,runs/exit/pans-r1-4096/eval-400-seed1000000-heuristic-v1.json" ... \\
-        --out docs/guide/search_exit
+        --out runs/exit/curve
 
 Each ``--point SERIES,LABELS,FILE`` is one evaluation report (``training.ppo --evaluate``'s
 ``eval-*.json``, validated on reading) of a network after ``LABELS`` search labels, in the series

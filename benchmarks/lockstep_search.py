@@ -1,6 +1,6 @@
 """CPU per choice of a rollout search over a network: rollouts one at a time against lockstep rollouts.
 
-    python -m benchmarks.lockstep_search --out docs/guide/search_lockstep/pans_trial_v0.json
+    python -m benchmarks.lockstep_search --out runs/lockstep/pans_trial_v0.json
 
 The search is :class:`agents.rollout_search.RolloutSearchAgent` over the network of a checkpoint whose
 index entry carries a ``search`` block (``--checkpoint``, by default ``pans_trial_v0/ppo-search-v6``),

@@ -3,6 +3,8 @@
     python -m benchmarks.ppo_compare reference               # training.ppo vs SB3 (vs RLlib with --rllib-python)
     python -m benchmarks.ppo_compare settings                # training.ppo's update settings, Sequence vs random
     python -m benchmarks.ppo_compare reference --report-only # tables and plots from the runs already made
+    python -m benchmarks.ppo_compare reference --tasks sequence_v0:random-v0,pans_trial_v0:random-v0 \
+        --variant ppo --variant sb3                          # some tasks and variants only
 
 Two studies, each a list of runs ``(task, variant, seed)``. A task is a game and the one opponent kind the
 learner trains against and is evaluated against (``--eval-every 20000``, 100 seeded games per evaluation,
@@ -15,7 +17,9 @@ stopped. Then, from the ``curve.csv`` files:
   win rate and its Wilson interval, and for training.ppo ``approx_kl`` and ``clipfrac``);
 - ``<study>_summary.csv``, ``<study>_summary.md`` (the docs include it) and the printed table: per
   task and variant the final win rate (mean and spread over seeds), training CPU seconds, and for the
-  reference study the samples at which the mean curve first reaches SB3's final win rate;
+  reference study SB3's CPU seconds divided by the variant's (``sb3_cpu_ratio``, for the same samples),
+  and the samples and the training CPU seconds at which the mean curve first reaches SB3's final win
+  rate (its first evaluation at or above it; "never" within the budget);
 - ``<study>_<game>.png``: one plot per game, win rate against samples and against CPU-hours, one line
   per variant (mean over seeds, the band spanning the seeds), one row per opponent.
 
@@ -25,6 +29,8 @@ learner decisions, seeds 1–3. Variants: ``ppo`` (training.ppo at its defaults)
 8 minibatches, 6 epochs), ``sb3`` (training.sb3 with the same settings) and, when
 ``--rllib-python`` names the Python of an environment with the ``rllib`` extra, ``rllib``
 (training.rllib, same settings; its CPU time is not measured, Ray's workers run elsewhere).
+The candidates of :data:`CANDIDATES` (training.ppo with one update setting changed) run only when
+named with ``--variant``.
 
 **settings**: training.ppo on Sequence against ``random-v0``, 100,000 decisions, seeds 1–3, one variant
 per update setting (learning rate, epochs, minibatches per rollout, rollout length, advantage
@@ -67,6 +73,19 @@ REFERENCE_TASKS = [
 MATCHED = ["--learning-rate", "3e-4", "--num-minibatches", "8", "--update-epochs", "6", "--gamma", "0.995",
            "--gae-lambda", "0.95", "--clip-coef", "0.2", "--ent-coef", "0.01", "--vf-coef", "0.5",
            "--max-grad-norm", "0.5"]
+#: training.ppo's update settings tried against the reference (``--variant NAME``; not run otherwise): variant ->
+#: flags. Each names every update setting it differs in from the others, so that a change of the trainer's
+#: defaults leaves its runs valid: ``mbM-epE`` is M minibatches per rollout and E epochs at learning
+#: rate 1e-3; ``compile`` and ``bf16`` add ``--compile`` and ``--update-dtype bf16`` to 8 minibatches and 2 epochs.
+CANDIDATES: dict[str, list[str]] = {
+    "ppo-mb8-ep4": ["--num-minibatches", "8", "--update-epochs", "4", "--learning-rate", "1e-3"],
+    "ppo-mb4-ep4": ["--num-minibatches", "4", "--update-epochs", "4", "--learning-rate", "1e-3"],
+    "ppo-mb2-ep4": ["--num-minibatches", "2", "--update-epochs", "4", "--learning-rate", "1e-3"],
+    "ppo-mb8-ep2": ["--num-minibatches", "8", "--update-epochs", "2", "--learning-rate", "1e-3"],
+    "ppo-mb4-ep2": ["--num-minibatches", "4", "--update-epochs", "2", "--learning-rate", "1e-3"],
+    "ppo-compile": ["--num-minibatches", "8", "--update-epochs", "2", "--learning-rate", "1e-3", "--compile"],
+    "ppo-bf16": ["--num-minibatches", "8", "--update-epochs", "2", "--learning-rate", "1e-3", "--update-dtype", "bf16"],
+}
 #: training.ppo's update settings measured by the settings study: variant -> flags beyond the defaults.
 #: The defaults (64 tables x 32 decisions a rollout) are the baseline each variant changes one or two of.
 SETTINGS: dict[str, list[str]] = {
@@ -84,9 +103,10 @@ SETTINGS: dict[str, list[str]] = {
 }
 
 
-def commands(study: str, rllib_python: str | None, samples: int = SAMPLES,
-             seeds: tuple[int, ...] = SEEDS) -> list[tuple[str, str, str, int, list[str]]]:
-    """(game, opponent, variant, seed, argv) of every run of the study for ``seeds``, in the order they run."""
+def commands(study: str, rllib_python: str | None, samples: int = SAMPLES, seeds: tuple[int, ...] = SEEDS,
+             candidates: tuple[str, ...] = ()) -> list[tuple[str, str, str, int, list[str]]]:
+    """(game, opponent, variant, seed, argv) of every run of the study for ``seeds``, in the order they run
+    (in the reference study, with the runs of the ``candidates`` named, of :data:`CANDIDATES`)."""
     runs = []
     if study == "settings":
         for variant, flags in SETTINGS.items():
@@ -105,6 +125,8 @@ def commands(study: str, rllib_python: str | None, samples: int = SAMPLES,
                 "--total-timesteps", str(samples), "--opponents", opponent, "--eval-opponents", opponent,
                 *EVAL, *MATCHED, "--num-envs", "1", "--num-steps", "2048", "--net-arch", "256", "256",
                 "--no-progress"]))
+            for variant in candidates:
+                runs.append((game, opponent, variant, seed, ppo_argv(game, opponent, seed, CANDIDATES[variant], samples)))
             if rllib_python:
                 runs.append((game, opponent, "rllib", seed, [
                     rllib_python, "-m", "training.rllib", "--game", game, "--seed", str(seed),
@@ -146,15 +168,34 @@ def finished(folder: pathlib.Path, samples: int) -> bool:
         (folder / "eval.json").is_file() or (folder / "policy").is_dir())
 
 
+def parse_tasks(text: str) -> list[tuple[str, str]]:
+    """``--tasks``: comma-separated GAME:OPPONENT pairs, each one of the reference study's tasks."""
+    tasks = []
+    for item in (t.strip() for t in text.split(",") if t.strip()):
+        game, _, opponent = item.partition(":")
+        if (game, opponent) not in REFERENCE_TASKS:
+            known = ",".join(f"{g}:{o}" for g, o in REFERENCE_TASKS)
+            raise SystemExit(f"--tasks {item!r} is not a task of the reference study; choose from {known}")
+        tasks.append((game, opponent))
+    if not tasks:
+        raise SystemExit("--tasks needs at least one GAME:OPPONENT")
+    return tasks
+
+
 def run_all(study: str, out: pathlib.Path, rllib_python: str | None, only: str | None, samples: int,
-            variants: list[str] | None = None, seeds: list[int] | None = None) -> None:
-    every = commands(study, rllib_python, samples, tuple(seeds or SEEDS))
+            variants: list[str] | None = None, seeds: list[int] | None = None,
+            tasks: list[tuple[str, str]] | None = None) -> None:
+    every = commands(study, rllib_python, samples, tuple(seeds or SEEDS),
+                     tuple(v for v in (variants or []) if v in CANDIDATES and study == "reference"))
     runs = every
+    if tasks:
+        runs = [r for r in runs if (r[0], r[1]) in tasks]
     if variants:
         known = sorted({r[2] for r in every})
         unknown = [v for v in variants if v not in known]
         if unknown:
             raise SystemExit(f"--variant {' '.join(unknown)}: the {study} study has no such variant; choose from {known}"
+                             + ("" if study != "reference" else f" or a candidate ({', '.join(CANDIDATES)})")
                              + ("" if rllib_python or study != "reference" else " (rllib needs --rllib-python)"))
         runs = [r for r in runs if r[2] in variants]
     if only:
@@ -162,7 +203,9 @@ def run_all(study: str, out: pathlib.Path, rllib_python: str | None, only: str |
         if not runs:
             names = sorted({f"{r[0]}/{r[1]}/{r[2]}" for r in every})
             raise SystemExit(f"--only {only!r} matches none of the {study} study's runs: {', '.join(names)}")
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    # One core per run; --compile compiles in the run's own process, so its compile time is counted
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
+           "TORCHINDUCTOR_COMPILE_THREADS": "1"}
     for i, (game, opponent, variant, seed, argv) in enumerate(runs, 1):
         folder = out / study / f"{game}-{opponent}" / f"{variant}-s{seed}"
         if finished(folder, samples):
@@ -224,7 +267,12 @@ def summarize(rows: list[dict[str, Any]], samples: int) -> list[dict[str, Any]]:
         })
     for s in summary:
         ref = next((t for t in summary if (t["game"], t["opponent"], t["variant"]) == (s["game"], s["opponent"], "sb3")), None)
-        s["samples_to_sb3_final"] = samples_to_reach(rows, s, ref["final_win_rate"]) if ref else ""
+        reached = reach(rows, s, ref["final_win_rate"]) if ref else None
+        s["sb3_cpu_ratio"] = (round(ref["cpu_seconds"] / s["cpu_seconds"], 2)
+                              if ref and s["cpu_seconds"] > 0 else math.nan)
+        s["samples_to_sb3_final"] = "" if not ref else int(round(reached["samples"])) if reached else "never"
+        s["cpu_to_sb3_final"] = ("" if not ref else round(reached["cpu_seconds"], 1) if reached and
+                                 not math.isnan(reached["cpu_seconds"]) else "–" if reached else "never")
     return summary
 
 
@@ -247,13 +295,20 @@ def aligned(rows: list[dict[str, Any]], game: str, opponent: str, variant: str) 
     return points
 
 
-def samples_to_reach(rows: list[dict[str, Any]], s: dict[str, Any], target: float) -> int | str:
-    """The first evaluation at which the mean over all seeds reaches ``target`` ("never" within the budget)."""
+def reach(rows: list[dict[str, Any]], s: dict[str, Any], target: float) -> dict[str, Any] | None:
+    """The first point of the mean curve (over all seeds) at or above ``target``, with its mean samples and
+    training CPU seconds; None if the curve never reaches it within the budget."""
     for point in aligned(rows, s["game"], s["opponent"], s["variant"]):
         # the target is rounded to 3 places
         if point["seeds"] == s["seeds"] and point["win_rate"] >= target - 5e-4:
-            return int(round(point["samples"]))
-    return "never"
+            return point
+    return None
+
+
+def samples_to_reach(rows: list[dict[str, Any]], s: dict[str, Any], target: float) -> int | str:
+    """The first evaluation at which the mean over all seeds reaches ``target`` ("never" within the budget)."""
+    point = reach(rows, s, target)
+    return int(round(point["samples"])) if point else "never"
 
 
 def plot(study: str, rows: list[dict[str, Any]], out: pathlib.Path) -> list[pathlib.Path]:
@@ -297,7 +352,8 @@ def plot(study: str, rows: list[dict[str, Any]], out: pathlib.Path) -> list[path
 HEADINGS = {"game": "game", "opponent": "opponent", "variant": "variant", "seeds": "seeds",
             "final_win_rate": "final win rate (mean)", "win_rate_min": "lowest seed", "win_rate_max": "highest seed",
             "cpu_seconds": "training CPU s", "mean_approx_kl": "mean approx_kl", "mean_clipfrac": "mean clipfrac",
-            "samples_to_sb3_final": "samples to SB3's final"}
+            "sb3_cpu_ratio": "SB3 CPU / this", "samples_to_sb3_final": "samples to SB3's final",
+            "cpu_to_sb3_final": "training CPU s to SB3's final"}
 
 
 def markdown_table(summary: list[dict[str, Any]]) -> str:
@@ -336,7 +392,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", default=None,
                         help="run only the runs whose GAME/OPPONENT/VARIANT contains this, e.g. sequence_v0/random-v0")
     parser.add_argument("--variant", action="append", default=None,
-                        help="run only this variant (exact name; repeat for more)")
+                        help="run only this variant (exact name; repeat for more); the reference study's "
+                             f"candidates ({', '.join(CANDIDATES)}) run only when named")
+    parser.add_argument("--tasks", default=None,
+                        help="reference study: run only these tasks, comma-separated GAME:OPPONENT, e.g. "
+                             "sequence_v0:random-v0,pans_trial_v0:random-v0 (default: all four)")
     parser.add_argument("--seed", type=int, action="append", default=None,
                         help="run this seed (any whole number >= 0; repeat for more; default: 1, 2 and 3)")
     parser.add_argument("--samples", type=int, default=SAMPLES, help="learner decisions per run")
@@ -346,7 +406,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--seed must be a whole number >= 0, got {min(args.seed)}")
     out = pathlib.Path(args.out)
     if not args.report_only:
-        run_all(args.study, out, args.rllib_python, args.only, args.samples, args.variant, args.seed)
+        run_all(args.study, out, args.rllib_python, args.only, args.samples, args.variant, args.seed,
+                parse_tasks(args.tasks) if args.tasks else None)
     report(args.study, out, args.samples)
 
 

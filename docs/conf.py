@@ -89,15 +89,53 @@ def _what(row: dict, checkpoint_ids: set[str]) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _interval(row: dict) -> str:
+    """A row's 95% interval as the page shows it: the league's text, except an interval of zero width
+    (every game of the agent gave the same result, so resampling them cannot move its rating), which
+    is no interval at all: ``"— (4 games)"``."""
+    from training.league.output import ladder_interval_text
+
+    if not row["id"].endswith("/heuristic-v1") and row["elo_low"] is not None and row["elo_low"] == row["elo_high"]:
+        return f"— ({row['games']} games)"
+    return ladder_interval_text(row)
+
+
 def _rows(rows: list[dict], checkpoint_ids: set[str], start: int = 1) -> list[str]:
     from agents.ladder import move_time_text
-    from training.league.output import ladder_interval_text
 
     out = ["| # | agent | Elo | 95% interval | games | time a move | what it is |", "|--:|---|--:|--:|--:|--:|---|"]
     for n, row in enumerate(rows, start):
-        out.append(f"| {n} | `{row['id'].split('/', 1)[1]}` | {row['elo']:.0f} | {ladder_interval_text(row)} | {row['games']} | "
+        out.append(f"| {n} | `{row['id'].split('/', 1)[1]}` | {row['elo']:.0f} | {_interval(row)} | {row['games']} | "
                    f"{move_time_text(row['seconds_per_move'])} | {_what(row, checkpoint_ids)} |")
     return out
+
+
+def _rounded(count: int, rotations: int) -> int:
+    """``count`` games rounded up to whole seat rotations, as the league plays them."""
+    return -(-count // rotations) * rotations
+
+
+def _table_notes(rows: list[dict], design: dict, rotations: int) -> list[str]:
+    """What the table's numbers need explaining: the game counts, and any interval that is open or
+    missing. Only what this table shows is explained."""
+    counts = [(design["games_per_pairing"], "each anchor"), (design["search_games_per_pairing"], "a searching agent"),
+              (design["slow_games_per_pairing"], "IS-MCTS")]
+    rounded = [f"{c} → {_rounded(c, rotations)} ({who})" for c, who in counts if _rounded(c, rotations) != c]
+    notes = ["*Games* is an agent's total over its pairings (two for most agents, one against `heuristic-v1` for a "
+             "searching agent; the anchors' totals count every game they played)"
+             + (f". Each pairing's games are rounded up to whole seat rotations, {rotations} seat orders at this "
+                f"table: {', '.join(rounded)}" if rounded else "") + "."]
+    texts = [_interval(r) for r in rows]
+    if any(t.startswith("≤") for t in texts):
+        notes.append("*≤ X*: the agent lost every game it played, so its interval has no lower end: its rating "
+                     "is at most X.")
+    if any(t.startswith("≥") for t in texts):
+        notes.append("*≥ X*: the agent won every game it played, so its interval has no upper end: its rating is "
+                     "at least X.")
+    if any(t.startswith("—") for t in texts):
+        notes.append("*—*: every game of the agent ended the same way for it, so resampling them cannot move its "
+                     "rating and the interval is unknown (not zero): read the rating as a rough placing.")
+    return notes
 
 
 def ladder_page(game: str) -> str:
@@ -107,6 +145,7 @@ def ladder_page(game: str) -> str:
     it) raises, and so fails the build."""
     from agents.checkpoint import scan_index
     from agents.ladder import ladder_configs, ladder_info
+    from training.league.matches import orderings, table_facts
     from training.league.tables import game_tables, table_title
 
     checkpoint_ids = {entry["id"] for entry in scan_index()[0]}
@@ -127,6 +166,8 @@ def ladder_page(game: str) -> str:
         design = info["design"]
         if len(tables) > 1:
             text += [f"### {table_title(game, table.config)}", ""]
+        # one agent against the anchor's copies: the seat orders a pairing's games are rounded up to
+        rotations = len(orderings(("agent",) + (design["reference"],) * (table_facts(game, table.config)[1] - 1)))
         text += [
             f"`agents.ladder(\"{game}\"{', ' + json.dumps(table.config) if table.config else ''})` returns these rows. "
             f"Elo is one Bradley–Terry fit with `heuristic-v1` at 1500; 200 points mean the stronger side scores "
@@ -141,6 +182,7 @@ def ladder_page(game: str) -> str:
         if older:
             text += ["", "Older versions, replaced by a newer one of the same family (they still load by id):", "",
                      *_rows(older, checkpoint_ids, len(current) + 1)]
+        text += ["", " ".join(_table_notes(rows, design, rotations))]
         text += ["", "Remake this ladder (every game is seeded: the same command gives the same ratings):", "",
                  "```bash", info["command"], "```", ""]
     return "\n".join(text)
@@ -177,7 +219,13 @@ def facts_page(game: str) -> str:
     same order for every game, with what random play does from the measured properties."""
     from envs.facts import facts_markdown
 
-    return facts_markdown(game, random_play(game))
+    families = envs.game_class(game).config_families
+    example = next(name for name in families if name != "default") if len(families) > 1 else "default"
+    return (facts_markdown(game, random_play(game)).rstrip("\n") + "\n\n"
+            f"A *config family* is a named set of config keywords (a number of players, a rules variant): "
+            f"`{game}.Game.config_families[\"{example}\"]` gives its keywords, `python -m play terminal {game} "
+            f"--config {example}` plays at it, and [Properties](../reference/properties.md) lists every "
+            f"family's keywords.\n")
 
 
 def usage_section(game: str) -> str:

@@ -1,3 +1,3 @@
 """The one version string of the tabletop-rl package (``pyproject.toml`` reads it from here)."""
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"

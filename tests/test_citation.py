@@ -1,5 +1,5 @@
-"""CITATION.cff is valid Citation File Format 1.2.0 and names the package's version; the BibTeX
-entry on the citation page agrees with it."""
+"""CITATION.cff is valid Citation File Format 1.2.0 and names the package's version and its release
+date; the BibTeX entry on the citation page agrees with it."""
 
 from __future__ import annotations
 
@@ -27,6 +27,17 @@ def test_the_validator_refuses_a_broken_citation():
     """The check above can fail: a misspelt key is refused."""
     broken = CFF.read_text().replace("title:", "titel:")
     with pytest.raises(Exception, match="titel"):
+        cffconvert.Citation(broken).validate()
+
+
+def test_citation_names_a_release_date():
+    """``date-released`` is the date of the release named by ``version`` (tests/test_changelog.py checks it
+    against CHANGELOG.md); a date in another form is refused by the schema."""
+    date = str(yaml.safe_load(CFF.read_text())["date-released"])
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", date)
+    broken = CFF.read_text().replace(f'date-released: "{date}"', 'date-released: "6 December 2026"')
+    assert broken != CFF.read_text()
+    with pytest.raises(Exception, match="date"):
         cffconvert.Citation(broken).validate()
 
 

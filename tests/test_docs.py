@@ -127,6 +127,14 @@ def test_site_builds_with_warnings_as_errors(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-5000:]
     assert (tmp_path / "html" / "games" / "sequence.html").is_file()
+    # Each game page reads in a couple of minutes: measured in Chromium at 1,280 px where it is installed.
+    from benchmarks import page_heights
+
+    if not Path(page_heights.CHROMIUM).exists() or importlib.util.find_spec("playwright") is None:
+        return
+    heights = page_heights.page_heights(tmp_path / "html")
+    assert set(heights) == set(page_heights.GAME_PAGES)
+    assert all(1000 < px <= page_heights.LIMIT_PX for px in heights.values()), heights
 
 
 # -- What the generated and hand-written pages must keep ------------------------------------------
@@ -279,3 +287,40 @@ def test_module_names_and_page_paths_written_as_code_become_links():
     assert conf.literal_target("checkpoints/README.md", docs) == "reference/checkpoints"
     for text in ("python -m training.league", "numpy.random", "docs/missing.md", "training.missing"):
         assert conf.literal_target(text, docs) is None, text
+
+
+#: What readers of the built site marked as written for the team rather than for a user, turned into a
+#: check: test files cited as evidence, goals and bars the project set itself, reviews, placeholders and
+#: release bookkeeping. (A page for contributors may name the checks a new game must pass.)
+TEAM_TALK = re.compile(
+    r"tests/(?:\w+/)*test_\w+\.py|\(tested\)|\bfor maintainers\b|before the first release|goal reached|\bnot reached\b"
+    r"|\basked for\b|\ba review\b|OPPONENT\.\.\.|\bwe tried\b|when the site is built|makes this page",
+    re.I,
+)
+#: pages written for contributors, where naming a test a new game must pass is the point
+CONTRIBUTOR_PAGES = ("docs/adding_a_game.md",)
+
+
+def test_no_reader_text_speaks_to_the_team_about_goals_reviews_or_tests():
+    found = {where: TEAM_TALK.findall(text or "") for where, text in reader_texts().items()
+             if where not in CONTRIBUTOR_PAGES}
+    assert not {where: words for where, words in found.items() if words}
+
+
+def test_the_team_talk_check_catches_what_readers_marked():
+    for text in ("(tested in tests/test_play_records.py)", "the check tests/sequence/test_sequence_vector.py",
+                 "For maintainers: run this", "the 1.2× asked for",
+                 "goal reached", "Before the first release, rules may change", "a review's 3,000 games",
+                 "--opponents OPPONENT...", "this is the module docstring, read when the site is built"):
+        assert TEAM_TALK.search(text), text
+    assert not TEAM_TALK.search("a tie is re-rolled; the seat that moves first wins 52% of 400 games")
+
+
+def test_ladder_descriptions_name_no_internal_functions():
+    """What an agent is, in words: a ladder row never sends the reader to a function of the code."""
+    from agents.ladder import ladder_configs, ladder_info
+
+    for game in GAME_MODULES:
+        for config in ladder_configs(game):
+            for row in ladder_info(game, config)["rows"]:
+                assert not re.search(r"\b(?:agents|envs|training)\.\w+\.\w+", row["description"]), row

@@ -41,6 +41,8 @@ def test_every_table_of_every_game_ships_a_sorted_ladder_of_every_agent_that_fit
         for row in rows:
             assert set(row) == set(row_fields())
             assert row["superseded_by"] == superseded_by(row["id"]) or row["id"] not in agents.available(game_name)
+            if row["id"] in agents.available(game_name):  # what the agent is, in the registry's words
+                assert row["description"] == agents.describe(row["id"]), row["id"]
             assert row["games"] > 0 and row["seconds_per_move"] >= 0
             low, high = row["elo_low"], row["elo_high"]
             assert (low is None or low <= row["elo"] + 1e-6) and (high is None or row["elo"] <= high + 1e-6)

@@ -257,7 +257,7 @@ def test_the_readme_pictures_have_their_records():
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.stem)
 def test_every_committed_record_replays_to_its_picture(path, tmp_path):
     """docs/play/records/*.json replay in this version, and docs/play/<name>.png is their final position
-    as the replay command draws it today (regenerate both with the commands in docs/play/README.md)."""
+    as the replay command draws it today (regenerate the pictures with docs/make_pictures.sh)."""
     from PIL import Image
 
     _replays_on_the_command_line(path, tmp_path)
@@ -275,63 +275,71 @@ def test_every_committed_record_replays_to_its_picture(path, tmp_path):
 # ----------------------------------------------------------------------------------------------
 # The pictures on the pages are what the commands printed beside them draw
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
+#: The maintainers' script that redraws every committed picture from its committed record.
+SCRIPT = DOCS / "make_pictures.sh"
+GAME_PAGES = [DOCS / "games" / f"{p.stem}.md" for p in COMMITTED]
 
 
-def _commands(text: str) -> list[str]:
-    """The ``python -m play replay`` commands of the bash blocks of a page, continuation lines joined and
-    a ``for game in A B; do ... done`` loop written out once per game."""
-    blocks = "\n".join(re.findall(r"```bash\n(.*?)```", text, flags=re.S)).replace("\\\n", " ")
-    commands = []
-    for loop in re.finditer(r"^for (\w+) in ([^;]+); do\n(.*?)\ndone$", blocks, flags=re.M | re.S):
-        for value in loop[2].split():
-            commands += [line.replace(f"${loop[1]}", value) for line in loop[3].splitlines()]
-    blocks = re.sub(r"^for .*?\ndone$", "", blocks, flags=re.M | re.S)
-    commands += blocks.splitlines()
-    return [" ".join(c.split()) for c in commands if c.strip().startswith("python -m play replay ")]
+def _joined(text: str) -> list[str]:
+    """The lines of a shell text with continuation lines joined and spaces squeezed."""
+    return [" ".join(line.split()) for line in text.replace("\\\n", " ").splitlines() if line.strip()]
 
 
-def documented_pictures() -> dict[str, list[str]]:
-    """Every picture command of the game pages ("How the pictures are made"), by page."""
-    out = {}
-    for page in sorted((DOCS / "games").glob("*.md")):
-        text = page.read_text(encoding="utf-8")
-        out[page.name] = _commands(text.split("## How the pictures are made", 1)[-1])
-    return out
+def user_commands(page: pathlib.Path) -> list[str]:
+    """The commands a game page gives its reader for pictures of a game of their own: the ``sh`` block
+    of "How the pictures are made", a ``python -m play watch ... --record FILE`` then a
+    ``python -m play replay FILE --png ... --gif ...``."""
+    section = page.read_text(encoding="utf-8").split("## How the pictures are made", 1)[1]
+    blocks = re.findall(r"```(?:sh|bash)\n(.*?)```", section, flags=re.S)
+    assert len(blocks) == 1, f"{page.name}: one block of commands for the pictures"
+    return _joined(blocks[0])
 
 
-PAGE_COMMANDS = sorted({c for commands in documented_pictures().values() for c in commands})
+def script_commands() -> list[str]:
+    """The ``python -m play replay`` lines of docs/make_pictures.sh."""
+    return [c for c in _joined(SCRIPT.read_text(encoding="utf-8")) if c.startswith("python -m play replay ")]
 
 
-def test_every_game_page_gives_the_commands_of_its_pictures_and_the_readme_all_of_them():
-    pictures = {p.relative_to(DOCS.parent).as_posix() for p in [*(DOCS / "play").glob("*.png"),
-                                                                  *(DOCS / "play").glob("*.gif"),
-                                                                  *(DOCS / "games" / "media").glob("*")]}
-    made = set()
-    for page, commands in documented_pictures().items():
-        game = page.removesuffix(".md")
-        shown = re.findall(r"```\{image\} (\S+)", (DOCS / "games" / page).read_text(encoding="utf-8"))
-        written = {w for c in commands for w in re.findall(r"--(?:png|gif) (\S+)", c)}
-        assert {(DOCS / "games" / s).resolve() for s in shown} == {(DOCS.parent / w).resolve() for w in written}, page
-        assert all(f"docs/play/records/{game}.json" in c for c in commands), page
-        made |= written
-    assert made == pictures, "every committed picture is drawn by a command of its game's page"
-    readme = _commands((DOCS / "play" / "README.md").read_text(encoding="utf-8"))
-    assert sorted(readme) == PAGE_COMMANDS, set(readme) ^ set(PAGE_COMMANDS)
+def _written(command: str) -> dict[str, str]:
+    """``{"png": path, "gif": path}`` for what a replay command writes."""
+    return dict(re.findall(r"--(png|gif) (\S+)", command))
 
 
-def _frames(path: pathlib.Path) -> tuple[tuple[int, int], list[np.ndarray], list[int]]:
-    """A picture's size, its frames (RGB) and their durations (a PNG: one frame, no duration)."""
-    from PIL import Image, ImageSequence
-
-    with Image.open(path) as im:
-        frames = [np.asarray(f.convert("RGB")) for f in ImageSequence.Iterator(im)]
-        durations = [f.info.get("duration", 0) for f in ImageSequence.Iterator(im)]
-        return im.size, frames, durations
+def _shown(page: pathlib.Path) -> dict[str, pathlib.Path]:
+    """The committed pictures a game page shows, by kind: ``{"png": ..., "gif": ...}``."""
+    shown = re.findall(r"```\{image\} (\S+)", page.read_text(encoding="utf-8"))
+    return {pathlib.Path(s).suffix[1:]: (page.parent / s).resolve() for s in shown}
 
 
-@pytest.mark.parametrize("command", PAGE_COMMANDS, ids=lambda c: re.search(r"--(?:png|gif) (\S+)", c)[1])
-def test_a_documented_command_draws_the_committed_picture(command, tmp_path):
-    """Run as the page gives it (its output written aside): the committed picture has the same size,
+def committed_pictures() -> set[pathlib.Path]:
+    return {p.resolve() for p in [*(DOCS / "play").glob("*.png"), *(DOCS / "play").glob("*.gif"),
+                                  *(DOCS / "games" / "media").glob("*")]}
+
+
+def test_the_script_redraws_every_committed_picture_and_the_pages_show_them():
+    """docs/make_pictures.sh has one command for each picture under docs/play/ and docs/games/media/,
+    from that game's committed record; each game page shows its game's PNG and GIF, and no page names
+    the maintainers' script or records."""
+    made = {}
+    for command in script_commands():
+        (kind, where), = _written(command).items()
+        record = re.search(r"python -m play replay (\S+)", command)[1]
+        assert record == f"docs/play/records/{pathlib.Path(where).stem}.json", command
+        made[(DOCS.parent / where).resolve()] = command
+    assert set(made) == committed_pictures(), set(made) ^ committed_pictures()
+    for page in GAME_PAGES:
+        shown = _shown(page)
+        assert set(shown) == {"png", "gif"} and set(shown.values()) <= set(made), page.name
+        assert all(s.stem == page.stem for s in shown.values()), page.name
+    for page in DOCS.rglob("*.md"):
+        if "_build" not in page.parts:
+            text = page.read_text(encoding="utf-8")
+            assert "make_pictures" not in text and "play/records/" not in text, page
+
+
+@pytest.mark.parametrize("command", script_commands(), ids=lambda c: re.search(r"--(?:png|gif) (\S+)", c)[1])
+def test_the_script_draws_the_committed_picture(command, tmp_path):
+    """Run as the script gives it (its output written aside): the committed picture has the same size,
     frames, legend strip and pixels, and names what made it (the package and the game's version)."""
     import shlex
 
@@ -357,6 +365,55 @@ def test_a_documented_command_draws_the_committed_picture(command, tmp_path):
     with Image.open(committed) as im:
         made_by = json.loads(im.info.get("Comment") or im.info.get("comment"))
     assert made_by["package"] == "tabletop-rl" and made_by["environments"] == {record.game: record.game_version}
+
+
+def _frames(path: pathlib.Path) -> tuple[tuple[int, int], list[np.ndarray], list[int]]:
+    """A picture's size, its frames (RGB) and their durations (a PNG: one frame, no duration)."""
+    from PIL import Image, ImageSequence
+
+    with Image.open(path) as im:
+        frames = [np.asarray(f.convert("RGB")) for f in ImageSequence.Iterator(im)]
+        durations = [f.info.get("duration", 0) for f in ImageSequence.Iterator(im)]
+        return im.size, frames, durations
+
+
+@pytest.mark.parametrize("page", GAME_PAGES, ids=lambda p: p.stem)
+def test_a_game_pages_commands_draw_its_pictures(page, tmp_path, capsys):
+    """The reader's two commands, run as the page gives them in an empty folder: they record the game
+    the page shows (seed 7: the committed record's moves) and draw pictures of the committed pictures'
+    size, frame count and legend strip (the part below the board)."""
+    import shlex
+
+    from play.__main__ import main
+
+    watch, draw = user_commands(page)
+    assert watch.startswith("python -m play watch ") and "--seed 7" in watch, watch
+    assert draw.startswith("python -m play replay "), draw
+    written = _written(draw)
+    record_file = re.search(r"--record (\S+)", watch)[1]
+    assert shlex.split(draw)[4] == record_file and "/" not in record_file, "the record goes to the current folder"
+    assert all("/" not in w for w in written.values()), "the pictures go to the current folder"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path)
+        assert main(shlex.split(watch)[3:]) == 0
+        assert main(shlex.split(draw)[3:]) == 0
+    capsys.readouterr()
+    mine, committed = load_record(tmp_path / record_file), load_record(DOCS / "play" / "records" / f"{page.stem}.json")
+    built = [envs.make_game(r.game, **r.config).config for r in (mine, committed)]  # a later keyword at its default
+    assert (mine.game, mine.seats, mine.seed) == (committed.game, committed.seats, committed.seed), page.name
+    assert built[0] == built[1], page.name
+    assert mine.moves == committed.moves, f"{page.name}: the commands play another game than the pictures show"
+    board_height = replay(committed, render_mode="rgb_array").render().shape[0]
+    shown = _shown(page)
+    assert set(written) == set(shown), page.name
+    for kind, name in written.items():
+        size, frames, _ = _frames(tmp_path / name)
+        committed_size, committed_frames, _ = _frames(shown[kind])
+        where = shown[kind].relative_to(DOCS.parent)
+        assert size == committed_size, f"{where} is {committed_size}, the page's commands draw {size}"
+        assert len(frames) == len(committed_frames), f"{where}: {len(committed_frames)} frames, the commands draw {len(frames)}"
+        assert np.array_equal(frames[-1][board_height:], committed_frames[-1][board_height:]), (
+            f"{where}: the legend strip differs from what the page's commands draw")
 
 
 def test_each_front_page_card_shows_the_whole_board():

@@ -400,20 +400,27 @@ def test_a_run_that_ends_with_its_cloning_keeps_the_buffer_for_a_longer_cloning(
 
 
 def test_a_cloning_run_resumes_with_another_teacher_and_a_smaller_buffer(tmp_path, capsys):
-    """Expert iteration from a run that cloned a heuristic: the resume swaps the teacher, keeps the newest
-    of the old labels and records the change; a teacher the game lacks, or a new target kind, is refused."""
+    """A run that cloned a heuristic goes on with another teacher only when asked to mix their labels
+    (--mix-teachers): without it the resume is refused naming both; with it the resume keeps the newest of
+    the old labels and records the change; a teacher the game lacks, or a new target kind, is refused."""
     from safetensors.torch import load_file
 
     run = tiny_run(tmp_path, "sequence_v0", "--opponents", "random-v0", "--bc-steps", "128", steps=128)
     saved = load_file(str(run / "checkpoint" / "bc_buffer.safetensors"))
     resumed = ["--resume", str(run), "--teacher", "random-v0", "--bc-buffer", "100", "--bc-learner-share", "0",
                "--bc-steps", "192", "--total-timesteps", "192", "--no-progress"]
-    trainer = ppo.Trainer(ppo.parse_args(resumed))
+    with pytest.raises(CheckpointError) as refused:
+        ppo.Trainer(ppo.parse_args(resumed))
+    message = str(refused.value)
+    assert "holds labels of sequence_v0/heuristic-v1" in message and "teacher is sequence_v0/random-v0" in message
+    assert "--mix-teachers" in message and f"--init-policy {run}" in message
+    trainer = ppo.Trainer(ppo.parse_args([*resumed, "--mix-teachers"]))
     assert trainer.args.teacher == "random-v0"
     assert torch.equal(trainer.bc.in_order()["teacher"], saved["teacher"][-100:])  # the newest old labels
     last = trainer.state.resumes[-1]  # the run's history says which teacher labelled from where
     assert last["step"] == 128
     assert last["changed"]["teacher"] == ["heuristic-v1", "random-v0"] and last["changed"]["bc_buffer"] == [65536, 100]
+    assert last["changed"]["mix_teachers"] == [False, True]
     batch = trainer.collect()
     assert trainer.teachers.local.agent_id == "sequence_v0/random-v0"
     assert torch.equal(batch["action"], batch["teacher"])  # share 0: the new teacher plays every decision
@@ -1040,6 +1047,65 @@ def test_a_search_teacher_over_the_trained_network_labels_the_cloning(tmp_path):
     saved = json.loads((second / "args.json").read_text())
     assert (saved["teacher"], saved["teacher_base"]) == ("search-v1", str(first))
     assert saved["teacher_search"] == ["simulations=2", "margin=0.1"]
+
+
+def test_a_label_run_whose_base_network_changed_between_resumes_is_refused(tmp_path):
+    """The teacher's base is a policy folder: if its weights change while the run is stopped (the folder of a
+    run that went on training), the resumed labels would come from another teacher; the resume names both
+    fingerprints and goes on only with --mix-teachers."""
+    base = tiny_run(tmp_path / "base", "pans_trial_v0", "--opponents", "random-v0", "--teacher", "", "--hidden", "32",
+                    steps=64)
+    run = tiny_run(tmp_path, "pans_trial_v0", "--opponents", "random-v0", "--hidden", "32", "--teacher", "search-v1",
+                   "--teacher-base", str(base), "--teacher-search", "simulations=2", "turns=1",
+                   "--bc-steps", "128", steps=64)
+    before = json.loads((run / "checkpoint" / "state.json").read_text())["teacher"]
+    assert before["teacher"] == "pans_trial_v0/search-v1" and before["base"] == str(base)
+    assert before["search"] == {"simulations": 2, "turns": 1} and len(before["weights"]) == 16
+    resume = ["--resume", str(run), "--total-timesteps", "128", "--no-progress"]
+    assert ppo.Trainer(ppo.parse_args(resume)).state.teacher == before  # same teacher: resumes
+    ppo.main(["--resume", str(base), "--total-timesteps", "128", "--no-progress"])  # the base trains on
+    with pytest.raises(CheckpointError) as refused:
+        ppo.Trainer(ppo.parse_args(resume))
+    message = str(refused.value)
+    after = ppo.teacher_identity(ppo.parse_args(resume))["weights"]
+    assert after != before["weights"]
+    assert f"(weights {before['weights']})" in message and f"(weights {after})" in message
+    ppo.Trainer(ppo.parse_args([*resume, "--mix-teachers"]))
+
+
+def test_expert_iteration_over_the_network_being_trained_renews_its_teacher_every_checkpoint(tmp_path):
+    """--teacher-base self: the search's base is the run's own network, written to teacher_base/ when the
+    teacher is made and taken afresh after every checkpoint (one round a --checkpoint-every); a run stopped
+    and resumed searches over the same network in its next round as one that ran through (its games are
+    dealt anew, so not its positions)."""
+    common = ["--game", "pans_trial_v0", "--opponents", "random-v0", "--hidden", "32", "--teacher", "search-v1",
+              "--teacher-base", "self", "--teacher-search", "simulations=2", "turns=1", "max_candidates=2",
+              "--teacher-targets", "improved", "--bc-learner-share", "1", "--bc-steps", "192",
+              "--total-timesteps", "192", "--checkpoint-every", "64", "--eval-every", "0", "--eval-games", "2",
+              "--no-progress", *TINY]
+    trainer = ppo.Trainer(ppo.parse_args([*common, "--run-dir", str(tmp_path / "through")]))
+    labels, bases = [], []
+    for _ in range(3):  # 64 decisions a rollout: one round each
+        batch = trainer.collect()
+        bases.append((tmp_path / "through" / "teacher_base" / "policy.safetensors").read_bytes())
+        labels.append(batch["target"].clone())
+        trainer.update(batch)
+        trainer.state.step += batch["action"].shape[0]
+        trainer.save_checkpoint()
+        assert trainer.teachers is None  # the round ended with the checkpoint
+    assert bases[0] != bases[1] != bases[2]  # each round searched over the network it started with
+    assert trainer.state.teacher["base"] == "self (the network being trained)"
+
+    stopped = tmp_path / "stopped"
+    first = ppo.Trainer(ppo.parse_args([*common, "--run-dir", str(stopped)]))
+    batch = first.collect()
+    first.update(batch)
+    first.state.step += batch["action"].shape[0]
+    first.save_checkpoint()
+    again = ppo.Trainer(ppo.parse_args(["--resume", str(stopped), "--no-progress"]))
+    batch = again.collect()
+    assert (stopped / "teacher_base" / "policy.safetensors").read_bytes() == bases[1]
+    assert bool((batch["teacher"] >= 0).all()) and torch.allclose(batch["target"].sum(dim=1), torch.ones(64))
 
 
 @pytest.mark.parametrize(

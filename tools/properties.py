@@ -148,7 +148,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         "default cycle cap. Length is actions per game; branching is the mean number of legal actions over "
         "all decisions; truncated counts the games the cap cut, whose length is then the cap's, not a "
         "typical one (random Dojo players almost never reach the Final Exam). "
-        "`python -m tools.properties` makes this page again.",
+        "To check these properties yourself, `python -m tools.properties --out FOLDER` plays the same seeded "
+        "games and writes this table to `FOLDER/properties.md` (and `properties.json`).",
         "",
         "## Declared",
         "",

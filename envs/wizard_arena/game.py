@@ -47,7 +47,7 @@ TABLE_FEATURES = (
 #: row: 1 when the bot's seat comes before the observer's (the rules break ties by the lower seat: who
 #: leads a new party, which side acts first), and 1 when the bot and the observer are a declined pair
 #: (two solos side by side that are not asked to ally again until they have stood apart). Version 1,
-#: the first release's observation, had neither, so a seat could not tell either rule's outcome.
+#: the original observation, had neither, so a seat could not tell either rule's outcome.
 EXTRA_TABLE_FEATURES = ("seat before mine", "declined me")
 #: What each of the 9 move-phase choices (the 8 steps in action order, then stay) does to a walking
 #: distance, in the "walking" blocks of ``observation_version`` 3: 1 one step nearer, 0.5 as near, 0
@@ -180,7 +180,7 @@ class WizardArenaGame(Game):
         #: where the walking block sits in a table row (-1: not in this observation version)
         self._walk_at = self.table_features.index(WALK_FEATURES[0]) if version >= 3 else -1
         self._walk_scale = 1.0 / (2 * self.size)
-        #: a bots-table row's features after the first release's (``TABLE_FEATURES``), as ``_write_seat``
+        #: a bots-table row's features after observation version 1's (``TABLE_FEATURES``), as ``_write_seat``
         #: leaves them for ``observe``: zeros
         self._row_extra = (0.0,) * (len(self.table_features) - len(TABLE_FEATURES))
         # The bots table, for networks that read every row alike; from version 3 each row (and the

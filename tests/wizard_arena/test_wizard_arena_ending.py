@@ -338,7 +338,7 @@ def test_clones_carry_the_counters():
 
 def test_the_table_says_whose_seat_comes_first_since_ties_of_leadership_go_to_the_lower_seat():
     """Bots 1 and 3 stand side by side with equal strength and score: bot 1 would lead their party
-    (the lower seat). Each sees that in its table; ``observation_version=1`` (the first release's
+    (the lower seat). Each sees that in its table; ``observation_version=1`` (the original
     rows) has neither extra feature."""
     s = build("""
     0.....

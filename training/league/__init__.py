@@ -48,16 +48,13 @@ How games are scheduled
   table's time), so the quick league could not give every table its floor of games in a few
   minutes with them. The summary lists what it left out, and why, under ``left_out``.
   ``--all --full`` (or ``--games N``) plays every version and every agent.
-* ``--quick`` gives every lineup at least ``QUICK_MIN_GAMES`` games (24, rounded up to whole
-  rotation cycles; ``--min-games``), whatever the time, and then stops starting games after
-  ``QUICK_BUDGET_S`` seconds per table (``--budget-s``), so that no table is too small to say
-  anything even on a slow or busy machine. Lineups are played interleaved, rotation cycle by
-  rotation cycle; when the budget runs out every lineup of the table keeps the same number of
-  games, made of whole rotation cycles. The report (and ``--all``'s summary) says how many games
-  each lineup played out of how many were scheduled, and why it stopped; when the guaranteed games
-  ran past the budget it says by how much, and when a lineup played fewer than
-  ``training.league.output.FEW_GAMES`` games (a smaller ``--min-games``) a warning says how little
-  the numbers hold.
+* ``--quick`` plays fixed counts, the same on every machine: ``QUICK_GAMES`` games (24, rounded up to whole
+  rotation cycles) a lineup among the current agents that do not search at play time, and, where a
+  table's ladder top searches, that agent against ``heuristic-v1`` in ``QUICK_TOP_GAMES`` games (12).
+  No time budget decides what is measured; ``--budget-s`` stops starting games after that many seconds
+  a table only when it is given, and the report then says how many games each lineup played out of
+  how many were scheduled. A lineup with fewer than ``training.league.output.FEW_GAMES`` games gets a
+  warning saying how little the numbers hold.
 
 How games are scored (:mod:`agents.scoring`, shared with training and tournaments)
 -----------------------------------------------------------------------------------

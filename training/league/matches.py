@@ -330,7 +330,7 @@ class AgentLine:
     length_sum: float = 0.0
     #: sum over its games of (its teams / all teams): the fair share is its mean
     share_sum: float = 0.0
-    #: per team side (side 0 moves first): games the agent played from it, and how many it won there
+    #: per team side (side k: team k, player_k's team): games the agent played from it, and how many it won there
     side_games: list[int] = field(default_factory=list)
     side_wins: list[int] = field(default_factory=list)
 
@@ -375,7 +375,7 @@ class AgentLine:
 
 
 def side_summary(games: Sequence[int], wins: Sequence[int]) -> dict[str, list]:
-    """The report's by-side fields from games and wins per team side (side 0 moves first); the win
+    """The report's by-side fields from games and wins per team side (side k: team k, player_k's team); the win
     rate of a side never played is None."""
     return {"games_by_side": list(games), "wins_by_side": list(wins),
             "win_rate_by_side": [w / n if n else None for w, n in zip(wins, games)]}
@@ -419,7 +419,7 @@ def league_statistics(results: Sequence[dict], lineups: Sequence[Sequence[str]],
                 "games": len(lengths),
                 "truncated": truncations,
                 "mean_length": sum(lengths) / max(1, len(lengths)),
-                # How often each team side (team 0 = seat 0's team, which moves first) won,
+                # How often each team side (team 0 = seat 0's team) won,
                 # whoever played it: the table's seat advantage when a lineup is self-play.
                 "side_win_rates": [w / max(1, len(lengths)) for w in side_wins],
                 "agents": [line.summary() for line in lines.values()],

@@ -20,7 +20,7 @@ MAX_SIDES_SHOWN = 8
 
 
 def side_rates(line: dict[str, Any]) -> str:
-    """An agent's win rate from each team side (side 0 moves first) in whole percent, '-' for a
+    """An agent's win rate from each team side (side 0 is player_0's team) in whole percent, '-' for a
     side it never played: ``"34 23 18 9 4 4"`` (the column's header, :func:`side_header`, names the sides)."""
     return " ".join("-" if r is None else f"{100 * r:.0f}" for r in line["win_rate_by_side"])
 
@@ -32,8 +32,8 @@ def ordinal(n: int) -> str:
 
 
 def side_header(num_teams: int) -> str:
-    """The by-side column's header, naming the sides in the order the cells list them (the side that
-    moves first first): ``"win % 1st 2nd"``, ``"win % 1st…6th"``."""
+    """The by-side column's header, naming the sides in the order the cells list them (team 0's side
+    first): ``"win % 1st 2nd"``, ``"win % 1st…6th"``."""
     if num_teams <= 2:
         return "win % " + " ".join(ordinal(k + 1) for k in range(num_teams))
     return f"win % 1st…{ordinal(num_teams)}"
@@ -88,12 +88,12 @@ def print_report(report: dict[str, Any], console=None) -> None:
                          "shared by teams of different agents is a win for each of them")
         if len(set(lineup["teams"])) == 1:  # self-play: the seat advantage is what it measures
             sides = ", ".join(f"team {t} {_pct(w).strip()}" for t, w in enumerate(lineup["side_win_rates"]))
-            notes.append(f"{lineup_label(lineup['teams'])}: wins by team side (team 0 moves first): {sides}")
+            notes.append(f"{lineup_label(lineup['teams'])}: wins by team side (team 0 is player_0's): {sides}")
     if several is not None:
         notes.insert(0, several_teams_note(*several, by_side))
     if by_side:
         notes.insert(0, f"{side_header(report['num_teams'])}: an agent's win rate from each side of the table, "
-                        "1st being the side that moves first.")
+                        "1st being team 0 (player_0's team), 2nd team 1, and so on.")
     print_whole(console, table)
     for note in notes:
         console.print(note)

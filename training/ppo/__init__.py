@@ -69,7 +69,7 @@ _EXPORTS = {
     "training.ppo.algo": ("NEG", "collect_rollout", "gae", "masked_log_probs", "policy_log_probs", "ppo_update",
                           "sample"),
     "training.ppo.args": ("NET_ARGS", "RESUME_CHANGEABLE", "Args", "build_parser", "check_args", "load_init_policy",
-                          "parse_args"),
+                          "parse_args", "teacher_identity"),
     "training.ppo.cloning": ("ReplayBuffer", "clone_update"),
     "training.ppo.critic": ("CRITICS", "StateCritic", "build_state_critic"),
     "training.evaluation": ("evaluate_folder", "evaluate_module"),

@@ -7,7 +7,10 @@ each decision the teacher would have taken is kept as a label for the kickstarti
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -158,6 +161,122 @@ def gae(
     return adv
 
 
+#: The fallbacks already reported in this process (each is one line on stderr, once).
+_WARNED: set[str] = set()
+
+#: ``--compile``: the compiled loss of each network (and critic) being trained, made at its first update;
+#: None where compiling failed and the update runs uncompiled.
+_COMPILED: "weakref.WeakKeyDictionary[torch.nn.Module, Any]" = weakref.WeakKeyDictionary()
+
+
+def warn_once(what: str, why: str, instead: str) -> None:
+    """One line on stderr, once per process: ``what`` was not used because ``why``; ``instead`` runs."""
+    if what not in _WARNED:
+        _WARNED.add(what)
+        print(f"warning: {what} not used ({why}); {instead}", file=sys.stderr, flush=True)
+
+
+def bf16_supported(device: torch.device) -> bool:
+    """Whether bfloat16 autocast runs natively on ``device`` (the CPU needs oneDNN's bfloat16 support:
+    AVX512-BF16 or AMX; elsewhere it would be emulated, slower than float32)."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    if device.type == "cpu":
+        try:
+            return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        except (AttributeError, RuntimeError):
+            return False
+    return False
+
+
+def update_autocast(args: Any, device: torch.device) -> Any:
+    """The context of the update's forward passes: bfloat16 autocast for ``--update-dtype bf16`` where the
+    device runs it, else none (with one warning where bf16 was asked for and cannot be used)."""
+    if getattr(args, "update_dtype", "float32") == "bf16":
+        if bf16_supported(device):
+            return torch.autocast(device.type, dtype=torch.bfloat16)
+        warn_once("--update-dtype bf16", f"this {device.type} has no native bfloat16 support",
+                  "the update runs in float32")
+    return contextlib.nullcontext()
+
+
+def minibatch_terms(
+    net: torch.nn.Module, critic: torch.nn.Module | None, obs: torch.Tensor, mask: torch.Tensor,
+    action: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, ret: torch.Tensor,
+    teacher: torch.Tensor | None, target: torch.Tensor | None, state: torch.Tensor | None,
+    temperature: float, norm_adv: bool, clip_coef: float,
+) -> dict[str, torch.Tensor]:
+    """The loss terms of one minibatch (what ``--compile`` compiles): the clipped policy loss, the entropy,
+    the value loss (and the seat's own with a ``critic``), the teacher cross-entropy (``teacher`` None:
+    no decision of the rollout has a label) and, detached, ``approx_kl`` and ``clipfrac``."""
+    logits, value = net.logits_and_value(obs)
+    out: dict[str, torch.Tensor] = {}
+    if critic is not None:
+        out["seat_value_loss"] = 0.5 * ((value.float() - ret) ** 2).mean()
+        value = critic(obs, state)
+    logits, value = logits.float(), value.float()  # the loss in float32, also under bfloat16 autocast
+    logp_all = policy_log_probs(logits, mask, temperature)
+    newlogp = logp_all.gather(1, action[:, None]).squeeze(1)
+    out["entropy"] = -(logp_all.exp() * logp_all).sum(-1).mean()
+    out["value_loss"] = 0.5 * ((value - ret) ** 2).mean()
+    if teacher is None:
+        out["teacher_ce"] = logits.new_zeros(())
+    else:
+        has_t = teacher >= 0
+        # The teacher term holds the untempered policy near the teacher: on the tempered one it
+        # would undo the temperature (a cross-entropy to a teacher the network cannot match
+        # exactly flattens the distribution it is computed on).
+        raw = logp_all if temperature == 1.0 else masked_log_probs(logits, mask)
+        if not has_t.any():
+            out["teacher_ce"] = logits.new_zeros(())
+        elif target is not None:  # --teacher-targets improved: the same soft targets cloning fits
+            out["teacher_ce"] = -(target[has_t] * raw[has_t]).sum(-1).mean()
+        else:
+            out["teacher_ce"] = -raw[has_t].gather(1, teacher[has_t][:, None]).mean()
+    ratio = (newlogp - old_logp).exp()
+    if norm_adv:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    out["policy_loss"] = torch.max(-adv * ratio, -adv * ratio.clamp(1 - clip_coef, 1 + clip_coef)).mean()
+    out["approx_kl"] = ((ratio - 1) - (newlogp - old_logp)).mean().detach()
+    out["clipfrac"] = ((ratio - 1).abs() > clip_coef).float().mean().detach()
+    return out
+
+
+def loss_terms(net: torch.nn.Module, critic: torch.nn.Module | None, args: Any) -> Callable[..., dict[str, torch.Tensor]]:
+    """:func:`minibatch_terms`, compiled for ``--compile`` (once per network; where compiling cannot be
+    done the plain function, with one warning)."""
+    if not getattr(args, "compile", False):
+        return minibatch_terms
+    key = net if critic is None else critic
+    if key not in _COMPILED:
+        try:
+            _COMPILED[key] = torch.compile(minibatch_terms, dynamic=False)
+        except Exception as exc:  # noqa: BLE001 - any failure to set up the compiler falls back
+            warn_once("--compile", one_line(exc), "the update runs uncompiled")
+            _COMPILED[key] = None
+    compiled = _COMPILED[key]
+    if compiled is None:
+        return minibatch_terms
+
+    def run(*terms_args: Any) -> dict[str, torch.Tensor]:
+        if _COMPILED.get(key) is None:
+            return minibatch_terms(*terms_args)
+        try:
+            return compiled(*terms_args)
+        except Exception as exc:  # noqa: BLE001 - no working compiler (or a graph it cannot compile)
+            # Nothing was changed yet: the forward pass failed before any gradient or optimizer step.
+            warn_once("--compile", one_line(exc), "the update runs uncompiled")
+            _COMPILED[key] = None
+            return minibatch_terms(*terms_args)
+
+    return run
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:200]
+
+
 def ppo_update(
     net: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, Any], args: Any, kl_weight: float,
     device: torch.device | str = "cpu", critic: torch.nn.Module | None = None,
@@ -169,8 +288,13 @@ def ppo_update(
     ``device``, its parameters in ``optimizer``) the value loss trains it on the batch's observations and
     ``"state"``, and the network's own value head still learns the same returns from the seat's
     observation (``seat_value_loss``): the actor's trunk keeps the value as a second task, as with the
-    seat's critic, so that the two critics differ only in the advantages they give."""
+    seat's critic, so that the two critics differ only in the advantages they give.
+
+    ``--update-dtype bf16`` runs the forward passes under bfloat16 autocast (the loss itself in float32),
+    ``--compile`` compiles :func:`minibatch_terms`; either falls back, with one warning line, where the
+    machine cannot run it."""
     a = args
+    device = torch.device(device)
     batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
     for group in optimizer.param_groups:
         group["lr"] = a.learning_rate
@@ -180,49 +304,32 @@ def ppo_update(
     stats: dict[str, list[float]] = {
         k: [] for k in ("policy_loss", "value_loss", "entropy", "teacher_ce", "approx_kl", "clipfrac")
     }
+    # No label anywhere in the rollout (no teacher, or its term is off): no teacher term to compute.
+    labelled = bool((batch["teacher"] >= 0).any())
+    terms_of = loss_terms(net, critic, a)
+    autocast = update_autocast(a, device)
     for _ in range(a.update_epochs):
         order = torch.randperm(size)
         for start in range(0, size, minibatch):
             mb = order[start : start + minibatch].to(device)
-            logits, value = net.logits_and_value(batch["obs"][mb])
-            seat_v_loss = None
-            if critic is not None:
-                seat_v_loss = 0.5 * ((value - batch["ret"][mb]) ** 2).mean()
-                value = critic(batch["obs"][mb], batch["state"][mb])
-            logp_all = policy_log_probs(logits, batch["mask"][mb], a.temperature)
-            newlogp = logp_all.gather(1, batch["action"][mb][:, None]).squeeze(1)
-            entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
-            v_loss = 0.5 * ((value - batch["ret"][mb]) ** 2).mean()
-            teacher = batch["teacher"][mb]
-            has_t = teacher >= 0
-            # The teacher term holds the untempered policy near the teacher: on the tempered one it
-            # would undo the temperature (a cross-entropy to a teacher the network cannot match
-            # exactly flattens the distribution it is computed on).
-            raw = logp_all if a.temperature == 1.0 else masked_log_probs(logits, batch["mask"][mb])
-            if not has_t.any():
-                ce = logits.new_zeros(())
-            elif "target" in batch:  # --teacher-targets improved: the same soft targets cloning fits
-                ce = -(batch["target"][mb][has_t] * raw[has_t]).sum(-1).mean()
-            else:
-                ce = -raw[has_t].gather(1, teacher[has_t][:, None]).mean()
-            ratio = (newlogp - batch["logp"][mb]).exp()
-            adv = batch["adv"][mb]
-            if a.norm_adv:
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-            pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - a.clip_coef, 1 + a.clip_coef)).mean()
+            with autocast:
+                t = terms_of(
+                    net, critic, batch["obs"][mb], batch["mask"][mb], batch["action"][mb], batch["logp"][mb],
+                    batch["adv"][mb], batch["ret"][mb], batch["teacher"][mb] if labelled else None,
+                    batch["target"][mb] if labelled and "target" in batch else None,
+                    batch["state"][mb] if critic is not None else None, a.temperature, a.norm_adv, a.clip_coef,
+                )
+            pg_loss, entropy, v_loss, ce = t["policy_loss"], t["entropy"], t["value_loss"], t["teacher_ce"]
             loss = pg_loss - a.ent_coef * entropy + a.vf_coef * v_loss + kl_weight * ce
-            if seat_v_loss is not None:
-                loss = loss + a.vf_coef * seat_v_loss
-                stats.setdefault("seat_value_loss", []).append(float(seat_v_loss.detach()))
-            with torch.no_grad():
-                approx_kl = float(((ratio - 1) - (newlogp - batch["logp"][mb])).mean())
-                clipfrac = float(((ratio - 1).abs() > a.clip_coef).float().mean())
+            if "seat_value_loss" in t:
+                loss = loss + a.vf_coef * t["seat_value_loss"]
+                stats.setdefault("seat_value_loss", []).append(float(t["seat_value_loss"].detach()))
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, a.max_grad_norm)
             optimizer.step()
             for key, val in (("policy_loss", pg_loss), ("value_loss", v_loss), ("entropy", entropy), ("teacher_ce", ce)):
                 stats[key].append(float(val.detach()))
-            stats["approx_kl"].append(approx_kl)
-            stats["clipfrac"].append(clipfrac)
+            stats["approx_kl"].append(float(t["approx_kl"]))
+            stats["clipfrac"].append(float(t["clipfrac"]))
     return {k: float(np.mean(v)) for k, v in stats.items() if v}

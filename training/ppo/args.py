@@ -4,6 +4,7 @@ CleanRL), the checks that refuse a bad combination with what is allowed, and wha
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import pathlib
 from collections.abc import Callable
@@ -33,12 +34,19 @@ class Args(Registers, StepSettings):
     """league: opponent kinds drawn per game (agent kinds of the game, or 'self' for a frozen earlier copy of the
     learner: the newest half the time, otherwise any kept one); a league by default, as this trainer is for long runs"""
     learning_rate: float = 1e-3
-    """Adam learning rate (1e-3 with 4 epochs measured best for this trainer: the guide's PPO reference
-    page; after cloning use ~1e-4)"""
-    update_epochs: int = 4
-    """passes over each rollout (4 at learning rate 1e-3: measured, the guide's PPO reference page)"""
+    """Adam learning rate (1e-3 measured best for this trainer: the guide's PPO reference page; after
+    cloning use ~1e-4)"""
+    update_epochs: int = 2
+    """passes over each rollout (2 at learning rate 1e-3: the win rates of 4 at half the update's CPU time,
+    measured on the guide's PPO reference page)"""
     num_minibatches: int = 8
     """minibatches per pass over a rollout; they split it evenly (8 of 256 decisions from the default rollout)"""
+    compile: bool = False
+    """compile the update's forward pass and loss with torch.compile (needs a working C++ compiler; where it
+    cannot compile, the update runs uncompiled, with one warning; the first update pays for the compiling)"""
+    update_dtype: str = "float32"
+    """arithmetic of the update's forward and backward passes: float32, or bf16 (bfloat16 autocast, the loss
+    in float32; needs native bfloat16, e.g. AVX512-BF16 or AMX on a CPU: without it, float32 with one warning)"""
     total_timesteps: int = 2_000_000
     """learner decisions to train on (behaviour cloning steps included)"""
     num_envs: int = 64
@@ -82,8 +90,9 @@ class Args(Registers, StepSettings):
     teacher: str = "heuristic-v1"
     """teacher agent kind for behaviour cloning and the kickstarting term ('' for none)"""
     teacher_base: str = ""
-    """base agent of a search teacher (--teacher search-v1): an agent kind, a checkpoint id, a policy folder or a
-    run folder; '' keeps the teacher's own (heuristic-v1). Expert iteration: the search over the network being trained"""
+    """base agent of a search teacher (--teacher search-v1): an agent kind, a checkpoint id, a policy folder, a run
+    folder, or self: the network being trained, taken afresh at every checkpoint (expert iteration, one round a
+    --checkpoint-every); '' keeps the teacher's own (heuristic-v1)"""
     teacher_search: list[str] = field(default_factory=list)
     """a search teacher's settings over its shipped ones, as KEY=VALUE (simulations=8 margin=0.1; the settings
     of agents.rollout_search: simulations, time_ms, horizon, turns, max_candidates, margin)"""
@@ -100,6 +109,9 @@ class Args(Registers, StepSettings):
     """while cloning, the share of decisions the network plays itself, each still labelled by the teacher (DAgger)"""
     teacher_workers: int = 0
     """extra processes computing the teacher's labels (0: none); each labels fixed tables, so labels do not depend on it"""
+    mix_teachers: bool = False
+    """on --resume, let a teacher other than the one whose labels the cloning buffer holds add its labels to them
+    (without it such a resume is refused, naming both teachers)"""
     bc_batches: int = 32
     """gradient steps on the cloning buffer after each cloning rollout"""
     bc_minibatch_size: int = 256
@@ -126,6 +138,9 @@ class Args(Registers, StepSettings):
     (numpy for sequence_v0); every backend plays the same games"""
 
 
+#: The arithmetic the update may run in (``--update-dtype``).
+UPDATE_DTYPES = ("float32", "bf16")
+
 #: What cloning fits (``--teacher-targets``).
 TEACHER_TARGETS = ("choice", "improved")
 
@@ -149,6 +164,7 @@ RESUME_CHANGEABLE = frozenset(
         "teacher_search",
         "teacher_temperature",
         "teacher_workers",
+        "mix_teachers",
         "kl_coef",
         "kl_decay_steps",
         "progress",
@@ -162,6 +178,8 @@ RESUME_CHANGEABLE = frozenset(
         "temperature",
         "update_epochs",
         "num_minibatches",
+        "compile",
+        "update_dtype",
         "opponents",
         "opponent_weights",
         "snapshot_every",
@@ -255,6 +273,8 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
         fail(f"--critic state reads each table's whole position from the reference engines; --backend "
              f"{args.backend!r} keeps none (it would save and load every table at every decision): use --backend "
              "python or auto")
+    if args.update_dtype not in UPDATE_DTYPES:
+        fail(f"--update-dtype must be one of {list(UPDATE_DTYPES)}, got {args.update_dtype!r}")
     if args.net not in ("auto", "board_conv", "mlp_ac", "table_entity"):
         fail(f"--net must be auto, board_conv, mlp_ac or table_entity, got {args.net!r}")
     if args.focus and not args.evaluate:
@@ -274,11 +294,64 @@ def teacher_kwargs(args: Args) -> dict[str, Any]:
     from envs.core.config import parse_key_values
 
     out: dict[str, Any] = {}
-    if args.teacher_base:
+    if args.teacher_base and args.teacher_base != SELF:  # 'self' is filled in by the trainer (its network's folder)
         out["base"] = args.teacher_base
     if args.teacher_search:
         out["search"] = parse_key_values(args.teacher_search, "--teacher-search")
     return out
+
+
+def teacher_identity(args: Args) -> dict[str, Any] | None:
+    """Who makes a run's labels: the teacher's id, its base (with a fingerprint of the base's weights where
+    the base is a policy: a run folder that went on training is another teacher) and its search settings.
+    ``None`` without a teacher. A run keeps it in its checkpoint; a resume whose teacher differs while the
+    cloning buffer holds the old one's labels is refused unless ``--mix-teachers`` is given."""
+    from envs.core.config import parse_key_values
+
+    if not args.teacher:
+        return None
+    out: dict[str, Any] = {"teacher": qualify(args.game, args.teacher)}
+    base = args.teacher_base
+    if base == SELF:
+        out["base"] = "self (the network being trained)"
+    elif base:
+        out["base"] = base
+        try:
+            folder = policy_folder(base if "/" in base or pathlib.Path(base).exists() else qualify(args.game, base))
+        except CheckpointError:
+            folder = None  # an agent kind such as heuristic-v1: its id says what it is
+        if folder is not None and (folder / "policy.safetensors").is_file():
+            out["weights"] = hashlib.sha256((folder / "policy.safetensors").read_bytes()).hexdigest()[:16]
+    if args.teacher_search:
+        out["search"] = parse_key_values(args.teacher_search, "--teacher-search")
+    return out
+
+
+def describe_teacher(identity: dict[str, Any] | None) -> str:
+    """One teacher identity (:func:`teacher_identity`) in words."""
+    if not identity:
+        return "no teacher"
+    words = identity["teacher"]
+    if identity.get("base"):
+        words += f" over {identity['base']}"
+        if identity.get("weights"):
+            words += f" (weights {identity['weights']})"
+    if identity.get("search"):
+        words += " with " + " ".join(f"{k}={v}" for k, v in sorted(identity["search"].items()))
+    return words
+
+
+def check_same_teacher(run_dir: pathlib.Path, before: dict[str, Any] | None, args: Args) -> None:
+    """A cloning buffer holds one teacher's labels: a resume whose teacher (its id, base, the base's weights or
+    its search settings) is another is refused, naming both, unless ``--mix-teachers`` asks for the mix."""
+    now = teacher_identity(args)
+    if before is None or now == before or args.mix_teachers:
+        return
+    raise CheckpointError(
+        f"{run_dir}: its cloning buffer holds labels of {describe_teacher(before)}; this resume's teacher is "
+        f"{describe_teacher(now)}. Give --mix-teachers to add the new labels to the old, or start a new run "
+        f"from this one's network with --init-policy {run_dir}"
+    )
 
 
 def check_search_teacher(args: Args, fail: Callable[[str], Any]) -> None:

@@ -26,7 +26,8 @@ from training.ppo import run_state
 from training.ppo.run_state import TrainerState
 from training.settings import SELF, check_finite, resolve_device, seed_everything
 from training.ppo.algo import collect_rollout, policy_log_probs, ppo_update, sample
-from training.ppo.args import RESUME_CHANGEABLE, Args, arch_of, load_init_policy, parse_args, teacher_kwargs
+from training.ppo.args import (RESUME_CHANGEABLE, Args, arch_of, check_same_teacher, load_init_policy, parse_args,
+                              teacher_identity, teacher_kwargs)
 from training.ppo.critic import build_state_critic
 from training.ppo.cloning import ReplayBuffer, buffer_capacity, clone_update
 from training.evaluation import NOTE, evaluate_folder, evaluate_module
@@ -149,6 +150,8 @@ class Trainer:
                                   next_snapshot=args.snapshot_every)
         if args.resume:
             self.state = run_state.restore(self, dataclasses.asdict(Args()), RESUME_CHANGEABLE)
+            if self.bc is not None:  # the cloning goes on in a buffer of one teacher's labels
+                check_same_teacher(self.run_dir, self.state.teacher, args)
         else:
             if (self.run_dir / "checkpoint" / "state.json").exists():
                 raise SystemExit(
@@ -201,8 +204,13 @@ class Trainer:
     def _teacher_labels(self) -> TeacherLabels:
         if self.teachers is None:
             a = self.args
+            kwargs = teacher_kwargs(a)
+            if a.teacher_base == SELF:
+                # Expert iteration: the search over the network as it is now (this round's), written where the
+                # teacher's processes load it; a checkpoint ends the round (see save_checkpoint).
+                kwargs["base"] = str(self.save_policy(self.run_dir / "teacher_base"))
             self.teachers = TeacherLabels(a.game, self.config, a.teacher, a.seed, workers=a.teacher_workers,
-                                          kwargs=teacher_kwargs(a))
+                                          kwargs=kwargs)
         return self.teachers
 
     def _teacher_actions(self, rows: list[int]) -> list[int]:
@@ -295,8 +303,14 @@ class Trainer:
 
     def save_checkpoint(self) -> None:
         self.state.games_dealt = self.tables.dealt
+        self.state.teacher = teacher_identity(self.args)
         run_state.save(self)
         self.save_policy()
+        if self.args.teacher_base == SELF and self.teachers is not None:
+            # the round ends: the next labels come from a search over the network saved here (a resume from
+            # this checkpoint starts its round from the same weights)
+            self.teachers.close()
+            self.teachers = None
 
     def save_policy(self, folder: pathlib.Path | None = None) -> pathlib.Path:
         latest = self.state.curve[-1] if self.state.curve else {}

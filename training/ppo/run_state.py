@@ -59,9 +59,11 @@ class TrainerState:
     """settings changed on each resume: ``[{"step": N, "changed": {name: [before, after]}}]``"""
     init_origin: dict[str, Any] | None = None
     """where the starting weights came from (``--init-policy``): the policy, its own steps and CPU seconds"""
+    teacher: dict[str, Any] | None = None
+    """who made the labels in the cloning buffer (``training.ppo.args.teacher_identity``)"""
 
     #: Fields a checkpoint may lack (written before they existed); the others it must have.
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("cpu_breakdown", "resumes", "init_origin")
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("cpu_breakdown", "resumes", "init_origin", "teacher")
 
     @classmethod
     def from_saved(cls, saved: dict[str, Any], where: pathlib.Path) -> TrainerState:
