@@ -15,7 +15,7 @@ league: :mod:`training.league`.)
   :class:`training.league.matches.AgentLine`: a win is first place for the policy's team (a shared
   first place counts), a draw is a game nobody won (truncated, or every team tied), anything else a loss;
   the win rate carries its Wilson 95% interval as ``win_rate_ci95``, and games and wins by the
-  team's side (side 0 moves first).
+  team's side (side k is team k, ``player_k``'s team).
 
 The games are stepped in batches on :class:`training.vector_env.Tables` over ``envs.vector`` (one
 forward per step for all tables), so an evaluation costs about what the games themselves cost.

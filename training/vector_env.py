@@ -85,7 +85,7 @@ class Outcome(NamedTuple):
     length: int
     """actions played"""
     side: int
-    """the learner's team (side 0 moves first)"""
+    """the learner's team (side k is team k)"""
 
 
 class Tables:

@@ -472,7 +472,7 @@ def main(argv: list[str] | None = None) -> Any:
             print(
                 f"vs {kind}: {r['wins']}/{r['games']} wins = {r['win_rate']:.1%} "
                 f"[{r['win_rate_ci95'][0]:.1%}, {r['win_rate_ci95'][1]:.1%}], draws {r['draws']}; "
-                f"win % by side (side 0 moves first): {side_rates(r)}"
+                f"win % by side (1st = team 0, player_0's): {side_rates(r)}"
             )
         print(f"wrote {report['written_to']}")
         return report
