@@ -252,7 +252,7 @@ def loss_terms(net: torch.nn.Module, critic: torch.nn.Module | None, args: Any) 
         try:
             _COMPILED[key] = torch.compile(minibatch_terms, dynamic=False)
         except Exception as exc:  # noqa: BLE001 - any failure to set up the compiler falls back
-            warn_once("--compile", one_line(exc), "the update runs uncompiled")
+            warn_once("--compile", first_line(exc), "the update runs uncompiled")
             _COMPILED[key] = None
     compiled = _COMPILED[key]
     if compiled is None:
@@ -265,14 +265,16 @@ def loss_terms(net: torch.nn.Module, critic: torch.nn.Module | None, args: Any) 
             return compiled(*terms_args)
         except Exception as exc:  # noqa: BLE001 - no working compiler (or a graph it cannot compile)
             # Nothing was changed yet: the forward pass failed before any gradient or optimizer step.
-            warn_once("--compile", one_line(exc), "the update runs uncompiled")
+            warn_once("--compile", first_line(exc), "the update runs uncompiled")
             _COMPILED[key] = None
             return minibatch_terms(*terms_args)
 
     return run
 
 
-def one_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """The exception's type and first line, at most 200 characters: a compiler's error runs to pages, so
+    unlike :func:`agents.errors.one_line` (the whole text on one line) the rest is left out."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:200]
 

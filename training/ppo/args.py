@@ -306,8 +306,6 @@ def teacher_identity(args: Args) -> dict[str, Any] | None:
     the base is a policy: a run folder that went on training is another teacher) and its search settings.
     ``None`` without a teacher. A run keeps it in its checkpoint; a resume whose teacher differs while the
     cloning buffer holds the old one's labels is refused unless ``--mix-teachers`` is given."""
-    from envs.core.config import parse_key_values
-
     if not args.teacher:
         return None
     out: dict[str, Any] = {"teacher": qualify(args.game, args.teacher)}
@@ -322,8 +320,9 @@ def teacher_identity(args: Args) -> dict[str, Any] | None:
             folder = None  # an agent kind such as heuristic-v1: its id says what it is
         if folder is not None and (folder / "policy.safetensors").is_file():
             out["weights"] = hashlib.sha256((folder / "policy.safetensors").read_bytes()).hexdigest()[:16]
-    if args.teacher_search:
-        out["search"] = parse_key_values(args.teacher_search, "--teacher-search")
+    search = teacher_kwargs(args).get("search")
+    if search:
+        out["search"] = search
     return out
 
 
@@ -341,10 +340,11 @@ def describe_teacher(identity: dict[str, Any] | None) -> str:
     return words
 
 
-def check_same_teacher(run_dir: pathlib.Path, before: dict[str, Any] | None, args: Args) -> None:
-    """A cloning buffer holds one teacher's labels: a resume whose teacher (its id, base, the base's weights or
-    its search settings) is another is refused, naming both, unless ``--mix-teachers`` asks for the mix."""
-    now = teacher_identity(args)
+def check_same_teacher(run_dir: pathlib.Path, before: dict[str, Any] | None, now: dict[str, Any] | None,
+                       args: Args) -> None:
+    """A cloning buffer holds one teacher's labels (``before``, :func:`teacher_identity`): a resume whose
+    teacher ``now`` (its id, base, the base's weights or its search settings) is another is refused, naming
+    both, unless ``--mix-teachers`` asks for the mix."""
     if before is None or now == before or args.mix_teachers:
         return
     raise CheckpointError(

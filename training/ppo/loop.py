@@ -148,10 +148,13 @@ class Trainer:
         #: the counters and records a checkpoint saves beside the tensors (see TrainerState)
         self.state = TrainerState(next_eval=args.eval_every, next_checkpoint=args.checkpoint_every,
                                   next_snapshot=args.snapshot_every)
+        # Who makes this process's labels, read once (a base policy's weights are hashed): the checkpoints
+        # record it, so that a resume can tell whether its teacher is the one that filled the cloning buffer.
+        teacher = teacher_identity(args)
         if args.resume:
             self.state = run_state.restore(self, dataclasses.asdict(Args()), RESUME_CHANGEABLE)
             if self.bc is not None:  # the cloning goes on in a buffer of one teacher's labels
-                check_same_teacher(self.run_dir, self.state.teacher, args)
+                check_same_teacher(self.run_dir, self.state.teacher, teacher, args)
         else:
             if (self.run_dir / "checkpoint" / "state.json").exists():
                 raise SystemExit(
@@ -163,6 +166,7 @@ class Trainer:
                 self.sync_actor()
             self.snapshots.append(self._frozen())  # 'self' before the first snapshot: the starting network
             self.state.snapshot_steps.append(0)
+        self.state.teacher = teacher
 
         self.cpu = CpuAccount(self.state.cpu_breakdown)
         #: (step, results) of the latest evaluation this process made (the final one goes to eval.json)
@@ -303,7 +307,6 @@ class Trainer:
 
     def save_checkpoint(self) -> None:
         self.state.games_dealt = self.tables.dealt
-        self.state.teacher = teacher_identity(self.args)
         run_state.save(self)
         self.save_policy()
         if self.args.teacher_base == SELF and self.teachers is not None:
