@@ -4,10 +4,11 @@
         --out runs/diag/arena-search-v3-noise.json
 
 A rollout search agent (any id with ``search_values``, with ``--search-setting`` over its shipped
-settings) values the moves at decisions of one seat in games of ``--player`` (``heuristic-v1`` by
-default) against copies of itself, seats rotated and deals seeded from ``--seed``: at each of the
-first ``--per-game`` decisions with a choice, two copies of the search on different seeds value the
-position, and the report compares them on the moves both tried:
+settings and ``--base`` over its shipped base, e.g. a network checkpoint) values the moves at
+decisions of one seat in games of ``--player`` (``heuristic-v1`` by default) against copies of
+itself, seats rotated and deals seeded from ``--seed``: at each of the first ``--per-game`` decisions
+with a choice, two copies of the search on different seeds value the position, and the report
+compares them on the moves both tried:
 
 - ``noise``: the mean absolute difference between the two values of the same move, each search's
   values taken relative to their mean over those moves (a shift of every value alike changes no
@@ -93,6 +94,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("search", help="a rollout search agent id, e.g. wizard_arena_v0/search-v3")
     parser.add_argument("--search-setting", action="append", default=[], metavar="KEY=VALUE",
                         help="the search's settings over its shipped ones (e.g. simulations=4)")
+    parser.add_argument("--base", default="",
+                        help="the search's base over its shipped one: an agent kind or a checkpoint id "
+                             "(e.g. pans_trial_v0/ppo-v4)")
     parser.add_argument("--player", default="heuristic-v1", help="who plays every seat (the probed one too)")
     parser.add_argument("--games", type=int, default=6)
     parser.add_argument("--per-game", type=int, default=10, help="decisions probed in each game (its first ones)")
@@ -105,7 +109,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.games < 1 or args.per_game < 1:
         parser.error(f"--games and --per-game must be at least 1, got {args.games} and {args.per_game}")
     settings = parse_key_values(args.search_setting, "--search-setting")
-    extra = {"search": settings} if settings else {}
+    extra: dict[str, Any] = {"search": settings} if settings else {}
+    if args.base:
+        extra["base"] = args.base
     player = args.player if "/" in args.player else f"{game_name}/{args.player}"
     try:
         if not hasattr(agents.make(args.search, seed=0, **extra), "search_values"):
@@ -122,8 +128,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         seats[seat] = Probe(seats[seat], searches, args.per_game, rows)
         agents.play_game(game_name, seats, seed=args.seed + index)
         print(f"game {index + 1}/{args.games}: seat {seat}, {len(rows)} decisions so far", file=sys.stderr, flush=True)
-    report = {"search": args.search, "search_settings": settings, "player": player, "games": args.games,
-              "per_game": args.per_game, "seed": args.seed, "summary": summarise(rows), "decisions": rows,
+    report = {"search": args.search, "search_settings": settings, "base": args.base or None, "player": player,
+              "games": args.games, "per_game": args.per_game, "seed": args.seed, "summary": summarise(rows), "decisions": rows,
               "provenance": provenance(game_name)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")

@@ -7,8 +7,8 @@ The network (any agent id or policy folder) plays one seat against ``--opponent`
 deals seeded from ``--seed``). At each of its decisions with a choice:
 
 - a teacher (``--teacher``) and a second copy of it on another seed choose;
-- a search (``--search``) and a second copy of it choose, and the first also values the network's move
-  and the teacher's (they are added to its candidates);
+- a search (``--search``, over ``--search-base`` where given) and a second copy of it choose, and the
+  first also values the network's move and the teacher's (they are added to its candidates);
 
 so for each kind of decision (the view's ``stage``, or ``phase``; ``all`` where the game names none) it
 counts how often the network plays the teacher's move and the search's, how often each teacher agrees
@@ -104,6 +104,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--search", default="search-v1", help="a rollout search agent")
     parser.add_argument("--search-setting", action="append", default=[], metavar="KEY=VALUE",
                         help="the search's settings over its shipped ones (e.g. simulations=4)")
+    parser.add_argument("--search-base", default="",
+                        help="the search's base over its shipped one: an agent kind or a checkpoint id "
+                             "(e.g. pans_trial_v0/ppo-v4)")
     parser.add_argument("--opponent", default="heuristic-v1", help="every other seat")
     parser.add_argument("--games", type=int, default=16)
     parser.add_argument("--seed", type=int, default=3_000_000, help="first deal seed")
@@ -120,14 +123,20 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.games < 1:
         parser.error(f"--games must be at least 1, got {args.games}")
     settings = parse_key_values(args.search_setting, "--search-setting")
-    search = {"search": settings} if settings else {}
+    search: dict[str, Any] = {"search": settings} if settings else {}
+    if args.search_base:
+        search["base"] = args.search_base
     try:  # an id or a policy folder; a network is loaded once and shared by the agents made from it
         makers = {role: agent_factory(game_name, getattr(args, role), role)
                   for role in ("network", "teacher", "opponent")}
     except ValueError as exc:
         parser.error(str(exc))
     makers["search"] = lambda seed: agents.make(_name(game_name, args.search), seed=seed, **search)
-    if not hasattr(makers["search"](0), "search_values"):
+    try:
+        first_search = makers["search"](0)
+    except (KeyError, ValueError) as exc:
+        parser.error(str(exc))
+    if not hasattr(first_search, "search_values"):
         raise SystemExit(f"--search {args.search!r} is not a rollout search agent (it has no search_values)")
     game = envs.make_game(game_name)
     rows: list[dict[str, Any]] = []
@@ -142,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         print(f"game {index + 1}/{args.games}: seat {seat}, {len(rows)} decisions so far", file=sys.stderr, flush=True)
     report = {"network": args.network, "game": game_name, "teacher": _name(game_name, args.teacher),
               "search": _name(game_name, args.search), "search_settings": settings,
+              "search_base": args.search_base or None,
               "opponent": _name(game_name, args.opponent), "games": args.games, "seed": args.seed,
               "network_first_places": int(wins), "by_kind": summarise(rows), "provenance": provenance(game_name)}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -234,6 +234,9 @@ def test_the_cloning_loss_is_the_cross_entropy_to_the_soft_targets():
         (["--teacher", "search-v1", "--teacher-targets", "visits"], "--teacher-targets must be one of"),
         (["--teacher", "search-v1", "--teacher-targets", "improved", "--teacher-temperature", "0"],
          "--teacher-temperature is in return units"),
+        (["--teacher", "search-v1", "--teacher-targets", "improved", "--teacher-confidence", "1.5"],
+         "--teacher-confidence is a share of the improved target in [0, 1]"),
+        (["--teacher", "search-v1", "--teacher-confidence", "0.9"], "give --teacher-targets improved too"),
     ],
 )
 def test_improved_targets_need_a_search_teacher_and_a_positive_temperature(argv, needle, capsys):
@@ -271,3 +274,39 @@ def test_the_ppo_stage_teacher_term_fits_the_soft_targets(tmp_path):
     finally:
         if trainer.teachers is not None:
             trainer.teachers.close()
+
+
+def test_confident_targets_keep_the_search_choice_only_where_its_target_is_sure():
+    from training.ppo.targets import confident_targets
+
+    target = torch.tensor([[0.05, 0.95, 0.0], [0.4, 0.6, 0.0], [0.0, 0.1, 0.9]])
+    teacher, own = torch.tensor([1, 1, 2]), torch.tensor([0, 0, 1])
+    out = confident_targets(target, teacher, own, 0.9)
+    assert out.tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    assert confident_targets(target, teacher, own, 1.0).argmax(1).tolist() == [0, 0, 1]  # nothing sure enough
+    with pytest.raises(ValueError, match="share of a target"):
+        confident_targets(target, teacher, own, 0.0)
+
+
+def test_a_run_with_a_confidence_clones_one_move_a_decision(tmp_path: pathlib.Path):
+    """--teacher-confidence: every target is one-hot, on the search's choice or on the network's own greedy
+    move; with confidence 1 only a search sure beyond doubt (a forced move, a lone candidate) keeps its choice."""
+    argv = soft_run_argv(tmp_path / "run", "--bc-learner-share", "1.0", "--bc-steps", "16", "--total-timesteps", "16",
+                         "--num-minibatches", "2", "--bc-batches", "2", "--bc-minibatch-size", "8",
+                         "--teacher-confidence", "0.9")
+    trainer = ppo.Trainer(ppo.parse_args(argv))
+    try:
+        batch = trainer.collect()
+        target, teacher = batch["target"], batch["teacher"]
+        assert bool(((target == 0) | (target == 1)).all()) and torch.equal(target.sum(1), torch.ones(len(target)))
+        picked = target.argmax(1)
+        greedy = ppo.masked_log_probs(trainer.net.logits_and_value(batch["obs"])[0], batch["mask"]).argmax(1)
+        assert bool(((picked == teacher) | (picked == greedy)).all())
+        assert float(target.masked_fill(batch["mask"], 0.0).abs().sum()) == 0.0
+        trainer.update(batch)
+        assert trainer.bc is not None and trainer.bc.target is not None
+    finally:
+        if trainer.teachers is not None:
+            trainer.teachers.close()
+    saved = ppo.parse_args(argv)
+    assert saved.teacher_confidence == 0.9

@@ -36,3 +36,22 @@ def test_bad_arguments_are_refused(tmp_path):
         search_noise.main(["chess_v0/search-v1", "--out", out])
     with pytest.raises(SystemExit):
         search_noise.main(["dojo_v0/search-v1", "--games", "0", "--out", out])
+
+
+def test_base_option_searches_over_that_agent_and_is_recorded(tmp_path, monkeypatch):
+    made: list[dict] = []
+    real_make = agents.make
+
+    def spy(agent_id, **kwargs):
+        if "search-v1" in agent_id:
+            made.append(dict(kwargs))
+        return real_make(agent_id, **kwargs)
+
+    monkeypatch.setattr(search_noise.agents, "make", spy)
+    out = tmp_path / "noise.json"
+    report = search_noise.main(["dojo_v0/search-v1", "--base", "random-v0", "--search-setting", "simulations=1",
+                                "--games", "1", "--per-game", "1", "--out", str(out)])
+    assert made and all(k["base"] == "random-v0" and k["search"] == {"simulations": 1} for k in made)
+    assert json.loads(out.read_text())["base"] == report["base"] == "random-v0"
+    with pytest.raises(SystemExit):
+        search_noise.main(["dojo_v0/search-v1", "--base", "no-such-agent", "--out", str(out)])

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 
 import pytest
+
+import agents
 import torch
 
 from benchmarks import teacher_gap
@@ -47,6 +49,7 @@ def test_a_short_run_writes_a_report_with_provenance(tmp_path):
     (["checkpoints/pans_trial_v0/ppo-v3"], "--game is needed when NETWORK is a policy folder"),
     (["pans_trial_v0/ppo-v3", "--games", "0"], "--games must be at least 1"),
     (["nogame_v0/ppo-v1"], "unknown game 'nogame_v0'"),
+    (["pans_trial_v0/ppo-v3", "--search-base", "no-such-agent"], "no agent registered as 'pans_trial_v0/no-such-agent'"),
 ])
 def test_bad_arguments_are_refused_saying_why(argv, needle, tmp_path, capsys):
     with pytest.raises(SystemExit):
@@ -58,3 +61,19 @@ def test_a_search_that_is_not_a_rollout_search_is_refused(tmp_path):
     with pytest.raises(SystemExit, match="not a rollout search agent"):
         teacher_gap.main(["pans_trial_v0/ppo-v3", "--search", "heuristic-v1", "--games", "1",
                           "--out", str(tmp_path / "x.json")])
+
+
+def test_search_base_makes_the_search_over_that_agent_and_is_recorded(tmp_path, monkeypatch):
+    made: list[dict] = []
+    real_make = agents.make
+
+    def spy(agent_id, **kwargs):
+        if agent_id.endswith("/search-v1"):
+            made.append(dict(kwargs))
+        return real_make(agent_id, **kwargs)
+
+    monkeypatch.setattr(teacher_gap.agents, "make", spy)
+    report = teacher_gap.main(["pans_trial_v0/ppo-v3", "--search-base", "random-v0", "--games", "1",
+                               "--search-setting", "simulations=1", "--out", str(tmp_path / "gap.json")])
+    assert made and all(k["base"] == "random-v0" and k["search"] == {"simulations": 1} for k in made)
+    assert report["search_base"] == "random-v0" and report["by_kind"]["all"]["decisions"] > 0

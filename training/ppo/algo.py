@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from training.ppo.targets import improved_targets
+from training.ppo.targets import confident_targets, improved_targets
 from training.vector_env import Tables
 
 NEG = -1e9
@@ -54,13 +54,15 @@ def collect_rollout(
     critic: torch.nn.Module | None = None,
     teacher_values: Callable[[list[int], list[int]], list[tuple[int, list[tuple[int, float]]]]] | None = None,
     improve_temperature: float = 0.1,
+    improve_confidence: float = 0.0,
 ) -> dict[str, Any]:
     """``num_steps`` decisions on every table, flattened, with advantages and returns, and the CPU
     seconds by part in ``timing`` (env, learner, teacher; opponents and snapshots from ``tables``).
 
     With ``teacher_values`` (a search teacher asked for its values, the network's greedy choice among the
     moves it must value) each teacher label also gets a soft target, :func:`improved_targets` of the
-    network's untempered policy at ``improve_temperature``, kept in the batch as ``"target"``.
+    network's untempered policy at ``improve_temperature``, kept in the batch as ``"target"``; with
+    ``improve_confidence`` above 0 that target becomes :func:`confident_targets`' one-hot choice.
 
     With a ``critic`` (``--critic state``) the values come from it, over each table's whole position
     (``tables.encode_state``, kept in the batch as ``"state"``), instead of the network's value head."""
@@ -96,7 +98,10 @@ def collect_rollout(
             raw = masked_log_probs(logits, mask_t)
             labels = teacher_values(rows, raw.argmax(dim=-1).tolist())
             teacher = torch.tensor([a for a, _ in labels])
-            target_buf[t] = improved_targets(raw, teacher, [v for _, v in labels], improve_temperature)
+            target = improved_targets(raw, teacher, [v for _, v in labels], improve_temperature)
+            if improve_confidence > 0:
+                target = confident_targets(target, teacher, raw.argmax(dim=-1), improve_confidence)
+            target_buf[t] = target
             teach_buf[t] = teacher
         elif want_teacher:
             teacher = torch.tensor(teacher_actions(rows))

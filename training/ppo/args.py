@@ -101,6 +101,10 @@ class Args(Registers, StepSettings):
     its mass on the moves the search tried shifted toward the better ones, in proportion to exp(value / T))"""
     teacher_temperature: float = 0.1
     """T of --teacher-targets improved, in the game's return units (a move worth T more gets e times the share)"""
+    teacher_confidence: float = 0.0
+    """with --teacher-targets improved, above 0: fit one move a decision instead, the search's choice where its
+    improved target gives it at least this share (the search is sure of it), the network's own greedy move
+    elsewhere; 0 fits the improved targets themselves"""
     bc_steps: int = 0
     """learner decisions played by the teacher and cloned before PPO starts (0: no cloning)"""
     bc_buffer: int = 65536
@@ -163,6 +167,7 @@ RESUME_CHANGEABLE = frozenset(
         "teacher_base",
         "teacher_search",
         "teacher_temperature",
+        "teacher_confidence",
         "teacher_workers",
         "mix_teachers",
         "kl_coef",
@@ -248,6 +253,10 @@ def check_args(args: Args, fail: Callable[[str], Any]) -> None:
         fail(f"--teacher-targets must be one of {list(TEACHER_TARGETS)}, got {args.teacher_targets!r}")
     if not 1e-4 <= args.teacher_temperature <= 100.0:
         fail(f"--teacher-temperature is in return units and must lie in [0.0001, 100], got {args.teacher_temperature}")
+    if not 0.0 <= args.teacher_confidence <= 1.0:
+        fail(f"--teacher-confidence is a share of the improved target in [0, 1] (0: off), got {args.teacher_confidence}")
+    if args.teacher_confidence > 0 and args.teacher_targets != "improved":
+        fail("--teacher-confidence reads the search's improved targets: give --teacher-targets improved too")
     if args.teacher_base or args.teacher_search or args.teacher_targets == "improved":
         check_search_teacher(args, fail)
     if args.opponent_weights and (

@@ -268,6 +268,7 @@ class Trainer:
             # a soft-target run keeps fitting its improved targets in the PPO stage's teacher term (--kl-coef)
             teacher_values=self._teacher_values if self.soft_targets else None,
             improve_temperature=self.args.teacher_temperature,
+            improve_confidence=self.args.teacher_confidence,
         )
         batch["timing"]["teacher_workers"] = self.teachers.take_worker_seconds() if self.teachers else 0.0
         return batch
