@@ -38,6 +38,7 @@ from agents.policy_io import CheckpointError, load_policy, save_policy
 from envs.provenance import provenance
 from training.ppo.algo import masked_log_probs
 from training.ppo.cloning import ReplayBuffer
+from training.ppo.targets import confident_choice
 
 LABELS = ("target", "choice", "confident")
 
@@ -53,13 +54,12 @@ def greedy_moves(net: torch.nn.Module, buffer: ReplayBuffer, chunk: int = 4096) 
 
 
 def confident_labels(buffer: ReplayBuffer, own: torch.Tensor, confidence: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(labels, sure)``: the search's choice where its target gives it at least ``confidence``, ``own``
-    elsewhere; ``sure`` marks the decisions where the search's choice was kept."""
+    """``(labels, sure)``: the trainer's ``--teacher-confidence`` rule
+    (:func:`training.ppo.targets.confident_choice`) over the buffer's improved targets, ``own`` being the
+    starting network's moves; ``sure`` marks the decisions where the search's choice was kept."""
     assert buffer.target is not None
     n = buffer.size
-    mass = buffer.target[:n].float().gather(1, buffer.teacher[:n, None])[:, 0]
-    sure = mass >= confidence
-    return torch.where(sure, buffer.teacher[:n], own), sure
+    return confident_choice(buffer.target[:n], buffer.teacher[:n], own, confidence)
 
 
 def fit(net: torch.nn.Module, buffer: ReplayBuffer, labels: str, hard: torch.Tensor | None, steps: int, batch: int,

@@ -96,11 +96,12 @@ def collect_rollout(
         t2 = time.process_time()
         if soft:
             raw = masked_log_probs(logits, mask_t)
-            labels = teacher_values(rows, raw.argmax(dim=-1).tolist())
+            greedy = raw.argmax(dim=-1)
+            labels = teacher_values(rows, greedy.tolist())
             teacher = torch.tensor([a for a, _ in labels])
             target = improved_targets(raw, teacher, [v for _, v in labels], improve_temperature)
             if improve_confidence > 0:
-                target = confident_targets(target, teacher, raw.argmax(dim=-1), improve_confidence)
+                target = confident_targets(target, teacher, greedy, improve_confidence)
             target_buf[t] = target
             teach_buf[t] = teacher
         elif want_teacher:

@@ -35,12 +35,18 @@ def improved_targets(logp_prior: torch.Tensor, teacher: torch.Tensor, values: li
     return target / target.sum(dim=1, keepdim=True)
 
 
-def confident_targets(target: torch.Tensor, teacher: torch.Tensor, own: torch.Tensor, confidence: float) -> torch.Tensor:
-    """One-hot targets from improved ones (``--teacher-confidence``): the search's choice ``teacher`` where
-    ``target`` gives it at least ``confidence`` of its mass (the search is sure of it), the network's own
-    greedy move ``own`` everywhere else, so the network keeps its play where the search is unsure."""
+def confident_choice(target: torch.Tensor, teacher: torch.Tensor, own: torch.Tensor,
+                     confidence: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(choice, sure)`` per row: the search's choice ``teacher`` where the improved ``target`` gives it at
+    least ``confidence`` of its mass (``sure``), the network's own greedy move ``own`` everywhere else."""
     if not 0.0 < confidence <= 1.0:
         raise ValueError(f"the confidence is a share of a target in (0, 1], got {confidence!r}")
-    sure = target.gather(1, teacher[:, None].long())[:, 0] >= confidence
-    choice = torch.where(sure, teacher.long(), own.long())
+    sure = target.float().gather(1, teacher[:, None].long())[:, 0] >= confidence
+    return torch.where(sure, teacher.long(), own.long()), sure
+
+
+def confident_targets(target: torch.Tensor, teacher: torch.Tensor, own: torch.Tensor, confidence: float) -> torch.Tensor:
+    """One-hot targets from improved ones (``--teacher-confidence``): :func:`confident_choice`, so the
+    network keeps its play where the search is unsure."""
+    choice, _ = confident_choice(target, teacher, own, confidence)
     return torch.nn.functional.one_hot(choice, target.shape[1]).to(target.dtype)
