@@ -141,10 +141,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     torch.manual_seed(args.seed)
     hard: torch.Tensor | None = None
     summary: dict[str, Any] = {"labels_in_buffer": buffer.size}
+    own = greedy_moves(net, buffer)
+    summary["search_choice_agreement_before"] = float((own == buffer.teacher[:buffer.size]).float().mean())
+    print(f"before fitting, the network's greedy move is the search's choice at "
+          f"{summary['search_choice_agreement_before']:.1%} of the labels", file=sys.stderr)
     if args.labels == "choice":
         hard = buffer.teacher[:buffer.size]
     elif args.labels == "confident":
-        own = greedy_moves(net, buffer)
         hard, sure = confident_labels(buffer, own, args.confidence)
         summary["search_sure"] = float(sure.float().mean())
         summary["labels_changing_the_move"] = float((sure & (own != buffer.teacher[:buffer.size])).float().mean())

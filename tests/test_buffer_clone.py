@@ -55,6 +55,11 @@ def test_each_kind_of_label_writes_a_policy_that_loads_with_its_settings(tmp_pat
     if labels == "confident":
         assert summary["search_sure"] == 0.5
     start, _ = load_policy("checkpoints/pans_trial_v0/ppo-v4")
+    buffer = write_buffer(tmp_path / "again")
+    with torch.no_grad():  # the starting network's own moves among the three legal ones, against the search's 1
+        logits, _ = start.logits_and_value(buffer.obs[:64].float())
+    before = float((logits[:, :3].argmax(-1) == 1).float().mean())
+    assert summary["search_choice_agreement_before"] == pytest.approx(before)
     changed = any(not torch.equal(a, b) for a, b in zip(net.state_dict().values(), start.state_dict().values()))
     assert changed, "three steps of cloning left the network unchanged"
 
