@@ -80,11 +80,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ax.set_ylabel(args.ylabel)
     ax.set_title(args.title or f"{games[0]}: the network alone, 95% Wilson intervals", fontsize=10)
     ax.grid(alpha=0.3)
-    if series:
-        ax.legend()
+    if series:  # below the axes, where no point can hide behind it
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize=8, frameon=False)
     fig.tight_layout()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out.with_suffix(".png"), metadata=image_metadata(games[0]))
+    fig.savefig(args.out.with_suffix(".png"), metadata=image_metadata(games[0]), bbox_inches="tight")
     plt.close(fig)
     summary = {"game": games[0], "opponent": args.opponent, "xlabel": args.xlabel, "ylabel": args.ylabel,
                "points": points, "provenance": provenance(games[0])}
