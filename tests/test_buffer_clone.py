@@ -43,7 +43,7 @@ def test_confident_labels_keep_the_search_only_where_it_is_sure(tmp_path):
 
 @pytest.mark.parametrize("labels", buffer_clone.LABELS)
 def test_each_kind_of_label_writes_a_policy_that_loads_with_its_settings(tmp_path, labels):
-    write_buffer(tmp_path / "run")
+    buffer = write_buffer(tmp_path / "run")
     out = tmp_path / "policy"
     summary = buffer_clone.main([str(tmp_path / "run"), "--init", "pans_trial_v0/ppo-v4", "--labels", labels,
                                  "--steps", "3", "--batch", "8", "--out", str(out)])
@@ -55,7 +55,6 @@ def test_each_kind_of_label_writes_a_policy_that_loads_with_its_settings(tmp_pat
     if labels == "confident":
         assert summary["search_sure"] == 0.5
     start, _ = load_policy("checkpoints/pans_trial_v0/ppo-v4")
-    buffer = write_buffer(tmp_path / "again")
     with torch.no_grad():  # the starting network's own moves among the three legal ones, against the search's 1
         logits, _ = start.logits_and_value(buffer.obs[:64].float())
     before = float((logits[:, :3].argmax(-1) == 1).float().mean())

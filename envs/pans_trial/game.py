@@ -15,7 +15,7 @@ DEFAULT_TRUMP_ORDER = ["walls", "traps", "ballista", "weapons"]
 #: 3,000 actions): every game ended up to a threshold of 75 (median 192 actions at 75), only 21 of
 #: 30 did at 100 and none at 200. 60 keeps every game finishing with a wide margin.
 MAX_DAMAGE_THRESHOLD = 60
-#: Every action's name, by id (the same for every config; made once, as games are made per search).
+#: Every action's name, by id (the same for every config, so made once rather than per game).
 ACTION_NAMES: tuple[str, ...] = tuple(R.action_name(a) for a in range(R.NUM_ACTIONS))
 
 # ------------------------------------------------------------------------------------------------
@@ -186,7 +186,6 @@ class PansTrialGame(Game):
         self.trump_strength = [3 - order.index(name) for name in R.ROLE_NAMES]
         self._tables: dict[Any, np.ndarray] = {}
         self._blocks: dict[tuple, np.ndarray] = {}
-        self._names = ACTION_NAMES
 
     def _validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
         known = {"damage_threshold", "first_player", "draft", "trump_order"}
@@ -348,7 +347,7 @@ class PansTrialGame(Game):
         return out
 
     def action_to_string(self, action: int) -> str:
-        return self._names[action]
+        return ACTION_NAMES[action]
 
     # ------------------------------------------------------------------------------------------
     def _square_token(self, state: R.PansTrialState, s: int) -> str:
