@@ -1108,6 +1108,28 @@ def test_expert_iteration_over_the_network_being_trained_renews_its_teacher_ever
     assert bool((batch["teacher"] >= 0).all()) and torch.allclose(batch["target"].sum(dim=1), torch.ones(64))
 
 
+def test_an_expert_iteration_run_gives_the_same_network_again_with_or_without_a_worker_and_any_buffer(tmp_path):
+    """Same command, same weights: a confident-label run over its own network (two rounds) written twice in
+    one process, once with its searches shared with a worker process and once with a larger buffer (that
+    has not filled, so it holds the same labels), ends with byte-identical policies."""
+    common = ["--game", "pans_trial_v0", "--opponents", "heuristic-v1", "--hidden", "32", "--teacher", "search-v1",
+              "--teacher-base", "self", "--teacher-search", "simulations=2", "turns=1", "max_candidates=2",
+              "--teacher-targets", "improved", "--teacher-confidence", "0.9", "--bc-learner-share", "1",
+              "--bc-steps", "128", "--total-timesteps", "128", "--checkpoint-every", "64", "--eval-every", "0",
+              "--no-progress", *TINY]
+    weights = []
+    for name, extra in (("a", ["--bc-buffer", "1000"]), ("b", ["--bc-buffer", "1000"]),
+                        ("worker", ["--bc-buffer", "1000", "--teacher-workers", "1"]), ("big", ["--bc-buffer", "4000"])):
+        ppo.main([*common, *extra, "--run-dir", str(tmp_path / name)])
+        weights.append((tmp_path / name / "policy" / "policy.safetensors").read_bytes())
+    assert weights[0] == weights[1] == weights[2] == weights[3]
+    from safetensors.torch import load_file
+
+    trained = load_file(str(tmp_path / "a" / "policy" / "policy.safetensors"))
+    start = ppo.Trainer(ppo.parse_args([*common, "--run-dir", str(tmp_path / "fresh")])).net.state_dict()
+    assert trained.keys() == start.keys()
+    assert any(not torch.equal(trained[k], start[k]) for k in start)  # the labels moved the network
+
 @pytest.mark.parametrize(
     "argv,needle",
     [
