@@ -162,6 +162,7 @@ def game_parameters(engine: EngineGame, max_cycles: int | None = None, seed: int
 
 def load(engine: EngineGame, max_cycles: int | None = None, seed: int = -1) -> TabletopGame:
     """The OpenSpiel game of a configured engine: ``pyspiel.load_game`` with :func:`game_parameters`."""
+    _register_all()  # a game of envs.NAMES that was not listed when this module was imported
     return pyspiel.load_game(short_name(engine.name), game_parameters(engine, max_cycles, seed))
 
 

@@ -273,6 +273,29 @@ def test_command_line_league_writes_heat_map(tmp_path, capsys):
     assert "league" in capsys.readouterr().out
 
 
+def test_charts_cut_a_long_policy_path_and_keep_their_axes(tmp_path):
+    """An agent named by a long policy folder (a run under a deep folder) gets its path cut from the left in
+    the charts, so the layout fits without a warning; the tables keep the whole path."""
+    import warnings
+
+    from training.league.output import _chart_name, write_outputs
+
+    long_path = "/home/someone/experiments/2026/december/pans_trial/runs/ppo/pans_trial_v0-exit-conf/policy"
+    assert _chart_name("pans_trial_v0/ppo-v4") == "ppo-v4"
+    cut = _chart_name(long_path)
+    assert len(cut) == 40 and cut.startswith("…") and cut.endswith("pans_trial_v0-exit-conf/policy")
+    out = tmp_path / "league"
+    assert ev.main(["--agents", "random-v0", "heuristic-v1", "heuristic-noisy-v1", "--games", "4", "--workers", "1",
+                    "--out", str(out), "--no-progress"]) == 0
+    text = (out / "results.json").read_text().replace(f'"{HEURISTIC}"', json.dumps(long_path))
+    report = json.loads(text)
+    assert long_path in report["league"]["elo"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns when tight_layout cannot fit the labels
+        paths = write_outputs(report, tmp_path / "charts")
+    assert [p.name for p in paths] == ["results.json", "winrates.png", "league.png"]
+
+
 def test_all_mode_covers_every_listed_game(tmp_path, monkeypatch):
     monkeypatch.setattr(envs, "NAMES", ("sequence_v0",))  # other games may be unfinished
     code = ev.main(["--all", "--games", "2", "--workers", "1", "--out", str(tmp_path), "--no-progress"])

@@ -249,6 +249,13 @@ def _short(agent_id: str) -> str:
     return agent_id.split("/", 1)[-1]
 
 
+def _chart_name(agent_id: str, width: int = 40) -> str:
+    """The agent's name in a chart: :func:`_short`, with a long policy folder's path cut from the left to its
+    last ``width`` characters so that the axes keep their room (the tables print it whole)."""
+    short = _short(agent_id)
+    return short if len(short) <= width else "…" + short[-(width - 1):]
+
+
 def write_outputs(report: dict[str, Any], out: pathlib.Path) -> list[pathlib.Path]:
     """``results.json``, ``winrates.png`` and (three or more agents) ``league.png`` under ``out``."""
     out.mkdir(parents=True, exist_ok=True)
@@ -274,7 +281,7 @@ def plot_win_rates(report: dict[str, Any], path: pathlib.Path) -> pathlib.Path:
     for lineup in report["lineups"]:
         tag = lineup_label(lineup["teams"])
         for line in lineup["agents"]:
-            labels.append(f"{_short(line['agent'])}  [{tag}]")
+            labels.append(f"{_chart_name(line['agent'])}  [{tag}]")
             rates.append(line["win_rate"])
             lows.append(max(0.0, line["win_rate"] - line["win_rate_ci95"][0]))
             highs.append(max(0.0, line["win_rate_ci95"][1] - line["win_rate"]))
@@ -296,8 +303,8 @@ def plot_win_rates(report: dict[str, Any], path: pathlib.Path) -> pathlib.Path:
 
     ax.set_title(f"{report['game']} ({config_words(report['game'], report['config'])}), {report['num_teams']} teams",
                  fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata=image_metadata([report["game"]]))
+    # the saved image grows to hold every label (tight_layout warns and gives up on long ones)
+    fig.savefig(path, dpi=110, bbox_inches="tight", metadata=image_metadata([report["game"]]))
     plt.close(fig)
     return path
 
@@ -325,16 +332,16 @@ def plot_league(report: dict[str, Any], path: pathlib.Path) -> pathlib.Path:
             if not np.isnan(grid[i, j]):
                 ax.text(j, i, f"{grid[i, j]:.2f}\nn={counts[a][b]}", ha="center", va="center", fontsize=7)
     intervals = report["league"]["elo_ci95"]
-    short = [f"{_short(n)} {elo[n]:.0f} [{elo_interval_text(intervals[n])}]" for n in names]
+    short = [f"{_chart_name(n)} {elo[n]:.0f} [{elo_interval_text(intervals[n])}]" for n in names]
     ax.set_xticks(range(len(names)))
-    ax.set_xticklabels([_short(n) for n in names], rotation=30, ha="right", fontsize=8)
+    ax.set_xticklabels([_chart_name(n) for n in names], rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(short, fontsize=8)
     ax.set_title(f"{report['game']}: score of row vs column (n: games they played together); "
                  "row labels: Elo [95% bootstrap CI]", fontsize=8)
     fig.colorbar(im, ax=ax, fraction=0.046)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata=image_metadata([report["game"]]))
+    # the saved image grows to hold every label (tight_layout warns and gives up on long ones)
+    fig.savefig(path, dpi=110, bbox_inches="tight", metadata=image_metadata([report["game"]]))
     plt.close(fig)
     return path
 
