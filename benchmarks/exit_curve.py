@@ -8,7 +8,8 @@
 Each ``--point SERIES,LABELS,FILE`` is one evaluation report (``training.ppo --evaluate``'s
 ``eval-*.json``, validated on reading) of a network after ``LABELS`` search labels, in the series
 ``SERIES`` (a run; ``start`` points belong to every series). Writes ``OUT.png`` (the win rate with
-its 95% Wilson interval against the labels, one line a series, provenance in the PNG's text chunks)
+its 95% Wilson interval against the labels, one line a series, the start's interval shaded,
+provenance in the PNG's text chunks)
 and ``OUT.json`` (the points, with the provenance of this summary). The x-axis reads "labels cloned" by
 default, since a control series clones a heuristic rather than a search; ``--xlabel`` names it otherwise,
 and ``--ylabel`` the y-axis (in a game of several seats a win is a sole first place).
@@ -69,6 +70,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     start = [p for p in points if p["series"] == "start"]
     series = sorted({p["series"] for p in points} - {"start"})
     fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=120)
+    if len(start) == 1:  # a shaded band: which later points lie inside the start's interval
+        lo, hi = start[0]["wilson95"]
+        ax.axhspan(100 * lo, 100 * hi, color="0.5", alpha=0.15, lw=0, label="the start's 95% interval")
     for name in series or ["start"]:
         line = sorted(start + [p for p in points if p["series"] == name], key=lambda p: p["labels"])
         x = [p["labels"] for p in line]
