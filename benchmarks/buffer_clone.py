@@ -142,15 +142,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     hard: torch.Tensor | None = None
     summary: dict[str, Any] = {"labels_in_buffer": buffer.size}
     own = greedy_moves(net, buffer)
-    summary["search_choice_agreement_before"] = float((own == buffer.teacher[:buffer.size]).float().mean())
+    choice = buffer.teacher[:buffer.size]
+    agree = own == choice
+    summary["search_choice_agreement_before"] = float(agree.float().mean())
     print(f"before fitting, the network's greedy move is the search's choice at "
           f"{summary['search_choice_agreement_before']:.1%} of the labels", file=sys.stderr)
     if args.labels == "choice":
-        hard = buffer.teacher[:buffer.size]
+        hard = choice
     elif args.labels == "confident":
         hard, sure = confident_labels(buffer, own, args.confidence)
         summary["search_sure"] = float(sure.float().mean())
-        summary["labels_changing_the_move"] = float((sure & (own != buffer.teacher[:buffer.size])).float().mean())
+        summary["labels_changing_the_move"] = float((sure & ~agree).float().mean())
         print(f"the search is sure of {summary['search_sure']:.1%} of the labels; "
               f"{summary['labels_changing_the_move']:.1%} ask for another move than the network's", file=sys.stderr)
     summary.update(fit(net, buffer, args.labels, hard, args.steps, args.batch, args.learning_rate, args.seed))

@@ -1130,6 +1130,7 @@ def test_an_expert_iteration_run_gives_the_same_network_again_with_or_without_a_
     assert trained.keys() == start.keys()
     assert any(not torch.equal(trained[k], start[k]) for k in start)  # the labels moved the network
 
+
 @pytest.mark.parametrize(
     "argv,needle",
     [
